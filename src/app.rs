@@ -1,0 +1,104 @@
+//! Building the gateway from settings and running it: `Application::build` binds the listener
+//! (port 0 works, for tests) and `run_until_stopped` serves until the shutdown token fires.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{TokenService, load_or_create_key};
+use crate::backend::{Backend, CliBackend, CliConfig};
+use crate::clipboard::Roots;
+use crate::config::Settings;
+use crate::mcp::Tools;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("signing key: {0}")]
+    Key(std::io::Error),
+    #[error("tokens: {0}")]
+    Tokens(#[from] crate::auth::AuthError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// The token service for these settings: inline key, key file, or a key generated in the data dir.
+pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
+    let key = if settings.auth.signing_key.is_empty() {
+        load_or_create_key(&settings.signing_key_path())
+    } else {
+        crate::auth::inline_key(&settings.auth.signing_key)
+    }
+    .map_err(StartError::Key)?;
+    Ok(TokenService::new(
+        &key,
+        &settings.auth.issuer,
+        &settings.auth.audience,
+    )?)
+}
+
+pub fn backend(settings: &Settings) -> Backend {
+    let c = &settings.copyq;
+    let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
+    Backend::Cli(CliBackend::new(CliConfig {
+        command: PathBuf::from(&c.command),
+        session: non_empty(&c.session),
+        settings_path: non_empty(&c.settings_path).map(PathBuf::from),
+        timeout: settings.copyq_timeout(),
+    }))
+}
+
+pub struct Application {
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: CancellationToken,
+}
+
+impl Application {
+    pub async fn build(settings: &Settings) -> Result<Self, StartError> {
+        Self::with_backend(settings, backend(settings)).await
+    }
+
+    pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
+        let tokens = Arc::new(token_service(settings)?);
+        let roots = Roots::new(
+            settings.clipboard.roots.clone(),
+            settings.clipboard.nested_roots.clone(),
+        );
+        let tools = Arc::new(Tools { backend, roots });
+        let shutdown = CancellationToken::new();
+        let router = crate::http::router(tools, tokens, &settings.server, shutdown.child_token());
+        let addr = settings.server.bind;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { addr, source })?;
+        Ok(Self {
+            listener,
+            router,
+            shutdown,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Cancelling this token stops the server gracefully.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let shutdown = self.shutdown.clone();
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await
+    }
+}

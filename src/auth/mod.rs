@@ -1,0 +1,46 @@
+//! Who is calling: role-carrying bearer tokens (HS256 JWTs), their signing key, and the middleware
+//! that turns an `Authorization: Bearer` header into a [`Principal`] on the request, or a bare 401.
+
+mod keys;
+mod middleware;
+mod token;
+
+use serde::{Deserialize, Serialize};
+
+pub use keys::{Secret, inline_key, load_or_create_key};
+pub use middleware::require_bearer;
+pub use token::{AuthError, TokenService, parse_ttl};
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `mcp_read` and `mcp_validate`.
+    Read,
+    /// Everything `Read` may, plus `mcp_write`.
+    Write,
+}
+
+impl Role {
+    pub fn can_write(self) -> bool {
+        matches!(self, Self::Write)
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "read" => Some(Self::Read),
+            "write" => Some(Self::Write),
+            _ => None,
+        }
+    }
+}
+
+/// The verified caller of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's `sub`: a name the owner gave it.
+    pub subject: String,
+    pub role: Role,
+    /// The token's `jti`, for revocation.
+    pub token_id: String,
+}

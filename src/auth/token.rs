@@ -1,0 +1,191 @@
+//! Issuing and verifying role tokens: HS256 JWTs with `sub`, `role`, `iat`, optional `exp`, `jti`,
+//! `iss` and `aud`. Verification pins the algorithm; every failure looks the same to the caller.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::{Principal, Role};
+
+#[derive(Debug, Error)]
+pub enum AuthError {
+    /// Any bad token: the client sees a bare 401; the reason goes to the debug log only.
+    #[error("invalid token")]
+    Invalid,
+    /// The key is unusable or a token could not be signed (never seen by a client).
+    #[error("signing: {0}")]
+    Signing(String),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    sub: String,
+    role: Role,
+    iat: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exp: Option<u64>,
+    jti: String,
+    iss: String,
+    aud: String,
+}
+
+/// Signs and checks tokens for one issuer and audience.
+pub struct TokenService {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+    issuer: String,
+    audience: String,
+}
+
+impl std::fmt::Debug for TokenService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenService")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl TokenService {
+    pub fn new(key: &[u8], issuer: &str, audience: &str) -> Result<Self, AuthError> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_issuer(&[issuer]);
+        validation.set_audience(&[audience]);
+        validation.set_required_spec_claims(&["sub", "iss", "aud"]);
+        validation.validate_exp = true;
+        validation.leeway = 0;
+        let key_error = |e: jsonwebtoken::errors::Error| AuthError::Signing(e.to_string());
+        Ok(Self {
+            encoding: EncodingKey::from_secret(key).map_err(key_error)?,
+            decoding: DecodingKey::from_secret(key).map_err(key_error)?,
+            validation,
+            issuer: issuer.to_owned(),
+            audience: audience.to_owned(),
+        })
+    }
+
+    /// A new token for `subject` with `role`, expiring after `ttl` if given.
+    pub fn issue(
+        &self,
+        subject: &str,
+        role: Role,
+        ttl: Option<Duration>,
+    ) -> Result<String, AuthError> {
+        let iat = now();
+        let mut id = [0u8; 16];
+        getrandom::fill(&mut id).map_err(|e| AuthError::Signing(e.to_string()))?;
+        let claims = Claims {
+            sub: subject.to_owned(),
+            role,
+            iat,
+            exp: ttl.map(|t| iat.saturating_add(t.as_secs())),
+            jti: URL_SAFE_NO_PAD.encode(id),
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(|e| AuthError::Signing(e.to_string()))
+    }
+
+    pub fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|e| {
+                tracing::debug!(reason = ?e.kind(), "token refused");
+                AuthError::Invalid
+            })?;
+        let c = data.claims;
+        Ok(Principal {
+            subject: c.sub,
+            role: c.role,
+            token_id: c.jti,
+        })
+    }
+}
+
+/// A lifetime such as `30d`, `12h` or `90m`.
+pub fn parse_ttl(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("invalid duration '{s}': {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+    fn svc() -> TokenService {
+        TokenService::new(KEY, "copyq-mcp", "copyq-mcp").unwrap()
+    }
+
+    fn forge(claims: serde_json::Value, header: Header, key: &[u8]) -> String {
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(key).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn round_trip_keeps_role_and_subject() {
+        let t = svc()
+            .issue("laptop", Role::Write, Some(Duration::from_secs(60)))
+            .unwrap();
+        let p = svc().verify(&t).unwrap();
+        assert_eq!((p.subject.as_str(), p.role), ("laptop", Role::Write));
+        let t = svc().issue("script", Role::Read, None).unwrap();
+        assert_eq!(svc().verify(&t).unwrap().role, Role::Read);
+    }
+
+    #[test]
+    fn bad_tokens_are_refused() {
+        let base = serde_json::json!({"sub": "x", "role": "write", "iat": now(), "jti": "j", "iss": "copyq-mcp", "aud": "copyq-mcp"});
+        let mut expired = base.clone();
+        expired["exp"] = (now() - 10).into();
+        let mut wrong_aud = base.clone();
+        wrong_aud["aud"] = "other".into();
+        let mut wrong_iss = base.clone();
+        wrong_iss["iss"] = "other".into();
+        let mut bad_role = base.clone();
+        bad_role["role"] = "admin".into();
+        let h = Header::new(Algorithm::HS256);
+        for token in [
+            forge(expired, h.clone(), KEY),
+            forge(wrong_aud, h.clone(), KEY),
+            forge(wrong_iss, h.clone(), KEY),
+            forge(bad_role, h.clone(), KEY),
+            forge(base.clone(), Header::new(Algorithm::HS384), KEY),
+            forge(base.clone(), h.clone(), b"another-key-another-key-another-"),
+            "not.a.token".to_owned(),
+            String::new(),
+        ] {
+            assert!(svc().verify(&token).is_err(), "{token}");
+        }
+        assert!(svc().verify(&forge(base, h, KEY)).is_ok());
+    }
+
+    #[test]
+    fn alg_none_is_refused() {
+        let enc = |v: serde_json::Value| URL_SAFE_NO_PAD.encode(v.to_string());
+        let token = format!(
+            "{}.{}.",
+            enc(serde_json::json!({"alg": "none", "typ": "JWT"})),
+            enc(
+                serde_json::json!({"sub": "x", "role": "write", "iat": 0, "jti": "j", "iss": "copyq-mcp", "aud": "copyq-mcp"})
+            )
+        );
+        assert!(svc().verify(&token).is_err());
+    }
+
+    #[test]
+    fn ttl_parses() {
+        assert_eq!(parse_ttl("30d").unwrap(), Duration::from_secs(30 * 86400));
+        assert!(parse_ttl("soon").is_err());
+    }
+}

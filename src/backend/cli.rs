@@ -1,0 +1,157 @@
+//! CopyQ through its `copyq` command line: one `copyq eval` process per call, running the bundled
+//! script with the request as JSON on stdin, so user data never becomes script text or argv.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::{BackendError, Item, ReadRequest, TabPage, split_tags};
+
+const SCRIPT: &str = include_str!("copyq.js");
+/// What the `copyq` client prints when no server answers.
+const NO_SERVER: &str = "Cannot connect to server";
+
+/// How to run the `copyq` client.
+#[derive(Debug, Clone)]
+pub struct CliConfig {
+    /// The `copyq` executable.
+    pub command: PathBuf,
+    /// `COPYQ_SESSION_NAME` for the client, when not the default session.
+    pub session: Option<String>,
+    /// `COPYQ_SETTINGS_PATH` for the client, when not the default.
+    pub settings_path: Option<PathBuf>,
+    /// Longest a call may take before it is killed.
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct CliBackend {
+    config: CliConfig,
+}
+
+#[derive(Deserialize)]
+struct Reply<T> {
+    ok: bool,
+    error: Option<String>,
+    #[serde(flatten)]
+    body: Option<T>,
+}
+
+#[derive(Deserialize)]
+struct ReadReply {
+    tabs: Vec<RawPage>,
+}
+
+#[derive(Deserialize)]
+struct RawPage {
+    name: String,
+    total: usize,
+    items: Vec<RawItem>,
+}
+
+#[derive(Deserialize)]
+struct RawItem {
+    text: String,
+    tags: String,
+    note: String,
+}
+
+impl CliBackend {
+    pub fn new(config: CliConfig) -> Self {
+        Self { config }
+    }
+
+    pub async fn read(&self, request: &ReadRequest) -> Result<Vec<TabPage>, BackendError> {
+        let mut body =
+            serde_json::to_value(request).map_err(|e| BackendError::Failed(e.to_string()))?;
+        body["op"] = json!("read");
+        let reply: ReadReply = self.eval(&body).await?;
+        Ok(reply
+            .tabs
+            .into_iter()
+            .map(|p| TabPage {
+                name: p.name,
+                total: p.total,
+                items: p
+                    .items
+                    .into_iter()
+                    .map(|i| Item {
+                        text: i.text,
+                        tags: split_tags(&i.tags),
+                        note: i.note,
+                    })
+                    .collect(),
+            })
+            .collect())
+    }
+
+    pub async fn ping(&self) -> Result<(), BackendError> {
+        let _: serde_json::Value = self.eval(&json!({ "op": "ping" })).await?;
+        Ok(())
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.config.command);
+        cmd.arg("eval").arg("--").arg(SCRIPT);
+        if let Some(session) = &self.config.session {
+            cmd.env("COPYQ_SESSION_NAME", session);
+        }
+        if let Some(path) = &self.config.settings_path {
+            cmd.env("COPYQ_SETTINGS_PATH", path);
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Run the script once with `request` on stdin and parse its JSON reply.
+    async fn eval<T: DeserializeOwned>(
+        &self,
+        request: &serde_json::Value,
+    ) -> Result<T, BackendError> {
+        let input = serde_json::to_vec(request).map_err(|e| BackendError::Failed(e.to_string()))?;
+        let mut child = self.command().spawn().map_err(|e| {
+            BackendError::Failed(format!(
+                "cannot run '{}': {e}",
+                self.config.command.display()
+            ))
+        })?;
+        let run = async {
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(&input).await?;
+            }
+            child.wait_with_output().await
+        };
+        let output = tokio::time::timeout(self.config.timeout, run)
+            .await
+            .map_err(|_| BackendError::Timeout(self.config.timeout))?
+            .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            if stderr.contains(NO_SERVER) {
+                return Err(BackendError::Unavailable);
+            }
+            let first = stderr.lines().next().unwrap_or("no output").trim();
+            return Err(BackendError::Failed(format!(
+                "copyq exited with {}: {first}",
+                output.status
+            )));
+        }
+        let reply: Reply<T> = serde_json::from_slice(&output.stdout)
+            .map_err(|e| BackendError::Failed(format!("unreadable reply from copyq: {e}")))?;
+        match (reply.ok, reply.body) {
+            (true, Some(body)) => Ok(body),
+            _ => Err(BackendError::Failed(
+                reply.error.unwrap_or_else(|| "empty reply".into()),
+            )),
+        }
+    }
+}

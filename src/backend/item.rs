@@ -1,0 +1,42 @@
+//! An item as CopyQ stores what the tools use of it, and CopyQ's tag encoding.
+
+use serde::{Deserialize, Serialize};
+
+/// One CopyQ item reduced to its text, tags and note.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item {
+    pub text: String,
+    pub tags: Vec<String>,
+    pub note: String,
+}
+
+impl Item {
+    pub fn has_note(&self) -> bool {
+        !self.note.is_empty()
+    }
+}
+
+/// CopyQ stores tags as one comma-joined string; it drops empty parts and does not trim.
+pub fn split_tags(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The inverse of [`split_tags`] for tags that contain no comma and are not empty.
+pub fn join_tags(tags: &[String]) -> String {
+    tags.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_split_like_copyq() {
+        assert_eq!(split_tags("a,b,,c "), vec!["a", "b", "c "]);
+        assert!(split_tags("").is_empty());
+        assert_eq!(join_tags(&split_tags("x,y")), "x,y");
+    }
+}

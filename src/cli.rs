@@ -1,0 +1,166 @@
+//! The command line: `serve`, `token issue`, `demo`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::app::{Application, token_service};
+use crate::auth::{Role, parse_ttl};
+use crate::config::{Overrides, Settings};
+
+#[derive(Parser)]
+#[command(
+    name = "copyq-mcp",
+    version,
+    about = "Remote MCP gateway for the CopyQ clipboard manager"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    /// A TOML file layered over the built-in defaults (see config/default.toml).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Where the gateway keeps its state (the token signing key).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve /mcp against the desktop's CopyQ.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        /// Address to listen on (default 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<SocketAddr>,
+    },
+    /// Manage bearer tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Start a private headless CopyQ with sample tabs and serve the gateway against it.
+    Demo {
+        /// Address to listen on (default 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<SocketAddr>,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Print a new token on stdout.
+    Issue {
+        #[command(flatten)]
+        common: Common,
+        /// read: mcp_read and mcp_validate; write: also mcp_write.
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+        /// A name for the token's holder (its `sub`), e.g. "laptop" or "backup-script".
+        #[arg(long)]
+        name: String,
+        /// Lifetime, e.g. 30d, 12h; without it the token does not expire.
+        #[arg(long, value_parser = parse_ttl)]
+        ttl: Option<std::time::Duration>,
+    },
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(s).ok_or_else(|| format!("role must be 'read' or 'write', not '{s}'"))
+}
+
+pub fn init_logging(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn load(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
+    let overrides = Overrides {
+        bind,
+        data_dir: common.data_dir.clone(),
+    };
+    Settings::load(common.config.as_deref(), &overrides).map_err(|e| e.to_string())
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve { common, bind } => serve(load(&common, bind)?).await,
+            Command::Token {
+                command:
+                    TokenCommand::Issue {
+                        common,
+                        role,
+                        name,
+                        ttl,
+                    },
+            } => {
+                let settings = load(&common, None)?;
+                let token = token_service(&settings)
+                    .map_err(|e| e.to_string())?
+                    .issue(&name, role, ttl)
+                    .map_err(|e| e.to_string())?;
+                println!("{token}");
+                Ok(())
+            }
+            Command::Demo { bind } => crate::demo::run(bind).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(settings: Settings) -> Result<(), String> {
+    init_logging(&settings.log.level);
+    let app = Application::build(&settings)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("copyq-mcp listening on http://{}/mcp", app.local_addr());
+    stop_on_signal(app.shutdown_token());
+    app.run_until_stopped().await.map_err(|e| e.to_string())
+}
+
+/// Cancel `token` on SIGINT or SIGTERM, for a graceful stop.
+pub fn stop_on_signal(token: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term => {}
+        }
+        tracing::info!("stopping");
+        token.cancel();
+    });
+}

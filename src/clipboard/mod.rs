@@ -1,0 +1,10 @@
+//! Clipboard domain rules: how tool paths map to CopyQ tabs, which tabs are in a scope, which are writable,
+//! and how items are shown. Pure functions over strings: no I/O, no MCP, no HTTP.
+
+mod path;
+mod preview;
+
+pub use path::{
+    MCP_PREFIX, PathError, Roots, Scope, TabRef, display_name, is_mcp_tab, mcp_depth, tab_depth,
+};
+pub use preview::{PREVIEW_CHARS, preview};

@@ -1,0 +1,253 @@
+//! Settings: the built-in `config/default.toml`, then an optional user file, then
+//! `COPYQ_MCP__SECTION__KEY` environment variables, then flags. Loaded and checked once at start-up;
+//! unknown keys and bad values fail with a message that names the key.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use config::{Config, Environment, File, FileFormat};
+use serde::Deserialize;
+
+use crate::auth::Secret;
+
+const DEFAULTS: &str = include_str!("../config/default.toml");
+const ENV_PREFIX: &str = "COPYQ_MCP";
+const LIST_KEYS: &[&str] = &[
+    "server.allowed_hosts",
+    "clipboard.roots",
+    "clipboard.nested_roots",
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub data_dir: String,
+    pub server: ServerSettings,
+    pub auth: AuthSettings,
+    pub copyq: CopyqSettings,
+    pub clipboard: ClipboardSettings,
+    pub log: LogSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    pub bind: SocketAddr,
+    pub allowed_hosts: Vec<String>,
+    pub sessions: bool,
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    pub issuer: String,
+    pub audience: String,
+    pub signing_key_file: String,
+    pub signing_key: Secret,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopyqSettings {
+    pub command: String,
+    pub session: String,
+    pub settings_path: String,
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipboardSettings {
+    pub roots: Vec<String>,
+    pub nested_roots: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSettings {
+    pub level: String,
+}
+
+/// Flags that override every other layer.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub bind: Option<SocketAddr>,
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(String);
+
+impl Settings {
+    /// The built-in defaults alone: what tests start from before changing fields.
+    pub fn defaults() -> Result<Self, ConfigError> {
+        Self::build(Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Toml)))
+    }
+
+    /// Every layer, as the binary loads them.
+    pub fn load(user_file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut builder = Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Toml));
+        if let Some(path) = user_file {
+            if !path.is_file() {
+                return Err(ConfigError(format!(
+                    "config file {} not found",
+                    path.display()
+                )));
+            }
+            builder = builder.add_source(File::from(path).required(true));
+        }
+        let mut env = Environment::with_prefix(ENV_PREFIX)
+            .prefix_separator("__")
+            .separator("__")
+            .try_parsing(true)
+            .list_separator(",");
+        for key in LIST_KEYS {
+            env = env.with_list_parse_key(key);
+        }
+        builder = builder.add_source(env);
+        let set = |b: config::ConfigBuilder<_>, key: &str, v: String| {
+            b.set_override(key, v)
+                .map_err(|e| ConfigError(e.to_string()))
+        };
+        if let Some(bind) = overrides.bind {
+            builder = set(builder, "server.bind", bind.to_string())?;
+        }
+        if let Some(dir) = &overrides.data_dir {
+            builder = set(builder, "data_dir", dir.display().to_string())?;
+        }
+        Self::build(builder)
+    }
+
+    fn build(
+        builder: config::ConfigBuilder<config::builder::DefaultState>,
+    ) -> Result<Self, ConfigError> {
+        let settings: Self = builder
+            .build()
+            .and_then(Config::try_deserialize)
+            .map_err(|e| ConfigError(e.to_string()))?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
+        if self.copyq.timeout_ms == 0 {
+            return bad("copyq.timeout_ms", "must be greater than 0");
+        }
+        if self.copyq.command.is_empty() {
+            return bad("copyq.command", "must not be empty");
+        }
+        if self.server.max_body_bytes < 1024 {
+            return bad("server.max_body_bytes", "must be at least 1024");
+        }
+        if self.auth.issuer.is_empty() || self.auth.audience.is_empty() {
+            return bad("auth.issuer / auth.audience", "must not be empty");
+        }
+        if self.clipboard.roots.is_empty()
+            || self
+                .clipboard
+                .roots
+                .iter()
+                .any(|r| r.is_empty() || r.contains('/'))
+        {
+            return bad("clipboard.roots", "must be non-empty names without '/'");
+        }
+        if let Some(n) = self
+            .clipboard
+            .nested_roots
+            .iter()
+            .find(|n| !self.clipboard.roots.contains(n))
+        {
+            return bad(
+                "clipboard.nested_roots",
+                &format!("'{n}' is not one of clipboard.roots"),
+            );
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
+            return bad("log.level", "not a valid log filter");
+        }
+        Ok(())
+    }
+
+    /// The data dir: configured, else `$XDG_DATA_HOME/copyq-mcp`, else `~/.local/share/copyq-mcp`.
+    pub fn data_dir(&self) -> PathBuf {
+        if !self.data_dir.is_empty() {
+            return PathBuf::from(&self.data_dir);
+        }
+        let base = std::env::var_os("XDG_DATA_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .unwrap_or_else(|| PathBuf::from("."));
+        base.join("copyq-mcp")
+    }
+
+    pub fn signing_key_path(&self) -> PathBuf {
+        if self.auth.signing_key_file.is_empty() {
+            self.data_dir().join("signing.key")
+        } else {
+            PathBuf::from(&self.auth.signing_key_file)
+        }
+    }
+
+    pub fn copyq_timeout(&self) -> Duration {
+        Duration::from_millis(self.copyq.timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_toml(extra: &str) -> Result<Settings, ConfigError> {
+        Settings::build(
+            Config::builder()
+                .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
+                .add_source(File::from_str(extra, FileFormat::Toml)),
+        )
+    }
+
+    #[test]
+    fn defaults_are_loopback() {
+        let s = Settings::defaults().unwrap();
+        assert!(s.server.bind.ip().is_loopback());
+        assert_eq!(s.clipboard.roots, ["info", "заметки", "workspace"]);
+        assert!(!s.server.sessions);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = from_toml("[server]\nbnd = \"1.2.3.4:1\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bnd"), "{e}");
+        let e = from_toml("colour = 1").unwrap_err().to_string();
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = from_toml("[server]\nbind = \"nowhere\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bind"), "{e}");
+        let e = from_toml("[copyq]\ntimeout_ms = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("copyq.timeout_ms"), "{e}");
+        let e = from_toml("[clipboard]\nnested_roots = [\"x\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("clipboard.nested_roots"), "{e}");
+    }
+
+    #[test]
+    fn secrets_do_not_print() {
+        let s =
+            from_toml("[auth]\nsigning_key = \"super-secret-value-super-secret-value\"").unwrap();
+        assert!(!format!("{s:?}").contains("super-secret"));
+    }
+}

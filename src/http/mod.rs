@@ -1,0 +1,69 @@
+//! The HTTP surface: `/mcp` (rmcp's Streamable HTTP service behind the bearer check) and
+//! `/healthz` (no auth). Nothing else answers.
+
+mod health;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use tower_http::trace::TraceLayer;
+
+use crate::auth::{TokenService, require_bearer};
+use crate::config::ServerSettings;
+use crate::mcp::{CopyqMcp, Tools};
+
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The Host names `/mcp` accepts: loopback, the configured names, and a specific bind address.
+fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
+    if server.allowed_hosts.iter().any(|h| h == "*") {
+        return None;
+    }
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+    hosts.extend(server.allowed_hosts.iter().cloned());
+    let ip = server.bind.ip();
+    if !ip.is_unspecified() && !ip.is_loopback() {
+        hosts.push(match ip {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => v6.to_string(),
+        });
+    }
+    Some(hosts)
+}
+
+pub fn router(
+    tools: Arc<Tools>,
+    tokens: Arc<TokenService>,
+    server: &ServerSettings,
+    shutdown: CancellationToken,
+) -> Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(server.sessions)
+        .with_json_response(true)
+        .with_max_request_body_bytes(server.max_body_bytes)
+        .with_cancellation_token(shutdown);
+    config = match allowed_hosts(server) {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
+    let handler_tools = tools.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(CopyqMcp::new(handler_tools.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let protected = Router::new()
+        .route_service("/mcp", mcp)
+        .route_layer(from_fn_with_state(tokens, require_bearer));
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .with_state(tools)
+        .merge(protected)
+        .layer(TraceLayer::new_for_http())
+}

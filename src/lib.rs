@@ -1,0 +1,25 @@
+//! copyq-mcp: a remote MCP gateway for the CopyQ clipboard manager.
+//!
+//! A request travels one way through the layers, and so do the dependencies:
+//!
+//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service) and `/healthz`;
+//! - [`auth`] turns the bearer token into a [`auth::Principal`] with a [`auth::Role`], or a 401;
+//! - [`mcp`] is the MCP handler: it filters tools by role, parses arguments into typed queries and
+//!   formats the pipe-separated replies of `mcp_read`, `mcp_write` and `mcp_validate`;
+//! - [`clipboard`] holds the pure rules: tab paths, scopes, which tabs are writable, previews;
+//! - [`backend`] reaches CopyQ, one round trip per operation (the `copyq` CLI, or in memory for
+//!   unit tests).
+//!
+//! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
+//! command line, [`sandbox`] starts a private headless CopyQ for tests and [`demo`].
+
+pub mod app;
+pub mod auth;
+pub mod backend;
+pub mod cli;
+pub mod clipboard;
+pub mod config;
+pub mod demo;
+pub mod http;
+pub mod mcp;
+pub mod sandbox;

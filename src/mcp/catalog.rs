@@ -1,0 +1,174 @@
+//! The tool definitions clients see in `tools/list`. Names, descriptions and schemas are static text:
+//! no clipboard content is ever mixed in.
+
+use std::sync::{Arc, LazyLock};
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use crate::auth::Role;
+
+pub const READ_TOOL: &str = "mcp_read";
+pub const WRITE_TOOL: &str = "mcp_write";
+pub const VALIDATE_TOOL: &str = "mcp_validate";
+
+const READ_DESCRIPTION: &str = "Read CopyQ clipboard tabs and items. Modes: tree (tabs with item previews), \
+list (items of one tab, paginated), item (one item in full), search (case-insensitive regex over text, \
+note and tags). scope: mcp (managed tabs under mcp/, addressed relative to it: info, заметки, workspace/...), \
+external (other tabs, by exact name), all. Replies are pipe-separated lines; failures are error|CODE|message.";
+const WRITE_DESCRIPTION: &str = "Change managed tabs (mcp/info, mcp/заметки, mcp/workspace/...). Modes: add, \
+update, delete, move, tab_create, tab_delete; intent=preview shows the effect without changing anything. \
+New items go to index 0 and indices shift. External tabs are read-only.";
+const VALIDATE_DESCRIPTION: &str = "Check an mcp_read or mcp_write call without running it: parameters, tab \
+existence, index bounds, and the estimated size of the reply.";
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn read_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["tree", "list", "item", "search"]},
+            "scope": {"type": "string", "enum": ["mcp", "all", "external"], "default": "mcp"},
+            "tab": {"type": "string", "description": "Tab path: relative for managed tabs (info, workspace/p1), the exact name for external ones. Required for list and item."},
+            "index": {"type": "integer", "description": "Item index, 0 is the newest. Required for item."},
+            "query": {"type": "string", "description": "Case-insensitive regular expression. Required for search."},
+            "search_in": {"type": "string", "enum": ["text", "note", "tags", "all"], "default": "all"},
+            "max_depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2},
+            "max_items": {"type": "integer", "minimum": 0, "maximum": 100, "default": 20, "description": "1-100; 0 is allowed in tree for structure only."},
+            "skip": {"type": "integer", "minimum": 0, "default": 0},
+            "include_text": {"type": "boolean", "default": true},
+            "include_tags": {"type": "boolean", "default": true},
+            "include_note": {"type": "boolean", "default": false}
+        },
+        "required": ["mode"]
+    })
+}
+
+fn write_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["add", "update", "delete", "move", "tab_create", "tab_delete"]},
+            "intent": {"type": "string", "enum": ["execute", "preview"], "default": "execute"},
+            "tab": {"type": "string", "description": "Managed tab path (info, заметки, workspace/...). Required for add, update, delete, move."},
+            "index": {"type": "integer", "description": "Item index. Required for update, delete, move."},
+            "text": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "note": {"type": "string"},
+            "field": {"type": "string", "enum": ["text", "tags", "note"]},
+            "edit_mode": {"type": "string", "enum": ["replace", "append", "prepend", "substitute", "remove"], "default": "replace"},
+            "match": {"type": "string", "description": "Text to replace. Required for edit_mode=substitute."},
+            "to_tab": {"type": "string", "description": "Target tab. Required for move."},
+            "path": {"type": "string", "description": "Sub-tab under workspace/. Required for tab_create and tab_delete."}
+        },
+        "required": ["mode"]
+    })
+}
+
+fn validate_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "tool": {"type": "string", "enum": ["read", "write"]},
+            "params": {"type": "object", "description": "The arguments of the call to check."}
+        },
+        "required": ["tool", "params"]
+    })
+}
+
+static READ: LazyLock<Tool> = LazyLock::new(|| {
+    Tool::new(READ_TOOL, READ_DESCRIPTION, schema(read_schema()))
+        .with_title("Read CopyQ")
+        .with_annotations(
+            ToolAnnotations::with_title("Read CopyQ")
+                .read_only(true)
+                .destructive(false)
+                .open_world(false),
+        )
+});
+
+static WRITE: LazyLock<Tool> = LazyLock::new(|| {
+    Tool::new(WRITE_TOOL, WRITE_DESCRIPTION, schema(write_schema()))
+        .with_title("Write CopyQ (mcp/ tabs)")
+        .with_annotations(
+            ToolAnnotations::with_title("Write CopyQ (mcp/ tabs)")
+                .read_only(false)
+                .destructive(true)
+                .open_world(false),
+        )
+});
+
+static VALIDATE: LazyLock<Tool> = LazyLock::new(|| {
+    Tool::new(
+        VALIDATE_TOOL,
+        VALIDATE_DESCRIPTION,
+        schema(validate_schema()),
+    )
+    .with_title("Validate a CopyQ call")
+    .with_annotations(
+        ToolAnnotations::with_title("Validate a CopyQ call")
+            .read_only(true)
+            .destructive(false)
+            .open_world(false),
+    )
+});
+
+/// The tools a role may see and call, in a stable order.
+pub fn tools_for(role: Role) -> Vec<Tool> {
+    let mut tools = vec![READ.clone()];
+    if role.can_write() {
+        tools.push(WRITE.clone());
+    }
+    tools.push(VALIDATE.clone());
+    tools
+}
+
+/// Whether `role` may call the tool `name`; unknown names are never allowed.
+pub fn allowed(role: Role, name: &str) -> bool {
+    match name {
+        READ_TOOL | VALIDATE_TOOL => true,
+        WRITE_TOOL => role.can_write(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(role: Role) -> Vec<String> {
+        tools_for(role)
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn read_role_never_sees_write() {
+        assert_eq!(names(Role::Read), [READ_TOOL, VALIDATE_TOOL]);
+        assert_eq!(names(Role::Write), [READ_TOOL, WRITE_TOOL, VALIDATE_TOOL]);
+        assert!(!allowed(Role::Read, WRITE_TOOL));
+        assert!(allowed(Role::Write, WRITE_TOOL));
+        assert!(!allowed(Role::Write, "nope"));
+    }
+
+    #[test]
+    fn annotations() {
+        let t = tools_for(Role::Write);
+        let a = |i: usize| t[i].annotations.clone().unwrap_or_default();
+        assert_eq!(a(0).read_only_hint, Some(true));
+        assert_eq!(a(1).destructive_hint, Some(true));
+        assert_eq!(a(2).read_only_hint, Some(true));
+        assert!(
+            t.iter()
+                .all(|t| t.annotations.as_ref().and_then(|a| a.open_world_hint) == Some(false))
+        );
+        assert!(t.iter().all(|t| t.title.is_some()));
+    }
+}

@@ -1,0 +1,131 @@
+//! Tool failures as the reference names them. Each becomes a tool result with `isError: true` whose
+//! text is `error|CODE|message`; this is the one place that wording is decided.
+
+use thiserror::Error;
+
+use crate::backend::BackendError;
+use crate::clipboard::PathError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ToolError {
+    /// `TAB_NOT_FOUND`: the tab does not exist (reads never create it).
+    #[error("Tab not found: {0}")]
+    TabNotFound(String),
+    /// `INDEX_OUT_OF_BOUNDS`: index < 0 or >= count.
+    #[error("Index {index} out of bounds (count: {count})")]
+    IndexOutOfBounds { index: i64, count: usize },
+    /// `INVALID_MODE`: mode not one the tool knows.
+    #[error("Invalid mode '{mode}' (expected one of: {expected})")]
+    InvalidMode {
+        mode: String,
+        expected: &'static str,
+    },
+    /// `INVALID_PARAM`: a parameter with a wrong type, range or value.
+    #[error("{0}")]
+    InvalidParam(String),
+    /// `PERMISSION_DENIED`: a write outside the writable area.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// `MISSING_PARAM`: a parameter the mode requires is absent.
+    #[error("{}", missing_message(param, mode))]
+    MissingParam { param: &'static str, mode: String },
+    /// `MATCH_NOT_FOUND`: `substitute` found nothing to replace.
+    #[error("Match string not found: '{0}'")]
+    MatchNotFound(String),
+    /// `COPYQ_ERROR`: CopyQ is unreachable, slow, or failed.
+    #[error("{0}")]
+    CopyQ(String),
+}
+
+fn missing_message(param: &str, mode: &str) -> String {
+    if mode.is_empty() {
+        format!("Parameter '{param}' required")
+    } else {
+        format!("Parameter '{param}' required for mode '{mode}'")
+    }
+}
+
+impl ToolError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TabNotFound(_) => "TAB_NOT_FOUND",
+            Self::IndexOutOfBounds { .. } => "INDEX_OUT_OF_BOUNDS",
+            Self::InvalidMode { .. } => "INVALID_MODE",
+            Self::InvalidParam(_) => "INVALID_PARAM",
+            Self::PermissionDenied(_) => "PERMISSION_DENIED",
+            Self::MissingParam { .. } => "MISSING_PARAM",
+            Self::MatchNotFound(_) => "MATCH_NOT_FOUND",
+            Self::CopyQ(_) => "COPYQ_ERROR",
+        }
+    }
+
+    /// The reply line: `error|CODE|message`, kept on one line.
+    pub fn line(&self) -> String {
+        let message = self.to_string().replace(['\n', '\r'], " ");
+        format!("error|{}|{}", self.code(), message)
+    }
+}
+
+impl From<PathError> for ToolError {
+    fn from(e: PathError) -> Self {
+        match e {
+            PathError::Invalid(m) => Self::InvalidParam(m),
+            PathError::NotWritable(m) => Self::PermissionDenied(m),
+        }
+    }
+}
+
+impl From<BackendError> for ToolError {
+    fn from(e: BackendError) -> Self {
+        tracing::warn!(error = %e, "copyq call failed");
+        Self::CopyQ(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_match_the_reference() {
+        assert_eq!(
+            ToolError::TabNotFound("nonexistent".into()).line(),
+            "error|TAB_NOT_FOUND|Tab not found: nonexistent"
+        );
+        assert_eq!(
+            ToolError::IndexOutOfBounds {
+                index: 100,
+                count: 47
+            }
+            .line(),
+            "error|INDEX_OUT_OF_BOUNDS|Index 100 out of bounds (count: 47)"
+        );
+        assert_eq!(
+            ToolError::MissingParam {
+                param: "tab",
+                mode: "list".into()
+            }
+            .line(),
+            "error|MISSING_PARAM|Parameter 'tab' required for mode 'list'"
+        );
+        assert_eq!(
+            ToolError::MatchNotFound("old text".into()).line(),
+            "error|MATCH_NOT_FOUND|Match string not found: 'old text'"
+        );
+        assert_eq!(
+            ToolError::PermissionDenied(
+                "Operation 'tab_create' not allowed on 'info/subtab'".into()
+            )
+            .line(),
+            "error|PERMISSION_DENIED|Operation 'tab_create' not allowed on 'info/subtab'"
+        );
+    }
+
+    #[test]
+    fn lines_stay_on_one_line() {
+        assert_eq!(
+            ToolError::TabNotFound("a\nb".into()).line(),
+            "error|TAB_NOT_FOUND|Tab not found: a b"
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! The reply format shared by the tools: pipe-separated `key:value` fields, quoted one-line previews,
+//! `[tag,tag]` lists and the `+note` marker.
+
+use crate::backend::Item;
+use crate::clipboard::{PREVIEW_CHARS, TabRef, preview};
+
+/// UTF-16 units to fetch for a preview: enough that a cut is still detectable after line breaks
+/// collapse (`\r\n` is two units and one character; so is a surrogate pair).
+pub const PREVIEW_UNITS: usize = PREVIEW_CHARS * 4;
+
+/// Which parts of an item a listing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Show {
+    pub text: bool,
+    pub tags: bool,
+    pub note: bool,
+}
+
+pub fn quoted(text: &str) -> String {
+    format!("\"{}\"", preview(text))
+}
+
+pub fn tag_list(tags: &[String]) -> String {
+    format!("[{}]", tags.join(","))
+}
+
+/// The `|`-joined fields of an item in a listing: preview, tags, then the note or its marker.
+pub fn item_fields(item: &Item, show: Show) -> String {
+    let mut out = String::new();
+    if show.text {
+        out.push('|');
+        out.push_str(&quoted(&item.text));
+    }
+    if show.tags {
+        out.push('|');
+        out.push_str(&tag_list(&item.tags));
+    }
+    if item.has_note() {
+        if show.note {
+            out.push_str("|note:");
+            out.push_str(&preview(&item.note));
+        } else {
+            out.push_str("|+note");
+        }
+    }
+    out
+}
+
+/// `tab:<shown>|full_path:<full>` for a managed tab, `tab:<name>|scope:external` for an external one.
+pub fn tab_fields(tab: &TabRef) -> String {
+    if tab.external {
+        format!("tab:{}|scope:external", tab.shown)
+    } else {
+        format!("tab:{}|full_path:{}", tab.shown, tab.full)
+    }
+}
+
+/// `showing:a-b` for a window of `shown` rows starting at `skip`, or `showing:none` when empty.
+pub fn showing(skip: usize, shown: usize) -> String {
+    if shown == 0 {
+        "showing:none".into()
+    } else {
+        format!("showing:{}-{}", skip, skip + shown - 1)
+    }
+}
+
+/// A field value kept on one line, so a header cannot be split by what a client sent.
+pub fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(text: &str, tags: &[&str], note: &str) -> Item {
+        Item {
+            text: text.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            note: note.into(),
+        }
+    }
+
+    const ALL: Show = Show {
+        text: true,
+        tags: true,
+        note: false,
+    };
+
+    #[test]
+    fn fields_follow_the_reference() {
+        let it = item("Текст\nэлемента", &["tag1", "tag2"], "n");
+        assert_eq!(
+            item_fields(&it, ALL),
+            "|\"Текст элемента\"|[tag1,tag2]|+note"
+        );
+        assert_eq!(item_fields(&item("x", &[], ""), ALL), "|\"x\"|[]");
+        let with_note = Show { note: true, ..ALL };
+        assert_eq!(
+            item_fields(&it, with_note),
+            "|\"Текст элемента\"|[tag1,tag2]|note:n"
+        );
+        let bare = Show {
+            text: false,
+            tags: false,
+            note: false,
+        };
+        assert_eq!(item_fields(&it, bare), "|+note");
+    }
+
+    #[test]
+    fn headers() {
+        let m = TabRef::from_full("mcp/info");
+        assert_eq!(tab_fields(&m), "tab:info|full_path:mcp/info");
+        let e = TabRef::from_full("&буфер обмена");
+        assert_eq!(tab_fields(&e), "tab:&буфер обмена|scope:external");
+        assert_eq!(showing(0, 20), "showing:0-19");
+        assert_eq!(showing(20, 0), "showing:none");
+    }
+}

@@ -1,0 +1,26 @@
+//! The MCP surface: the server handler, one module per tool, argument parsing and the reply format.
+//! Tools turn arguments into typed queries, call the backend and format the reply; they never see
+//! HTTP or tokens, only the caller's [`Role`](crate::auth::Role).
+
+mod args;
+mod catalog;
+mod error;
+mod format;
+mod read;
+mod server;
+mod validate;
+mod write;
+
+pub use catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
+pub use error::ToolError;
+pub use server::CopyqMcp;
+
+use crate::backend::Backend;
+use crate::clipboard::Roots;
+
+/// What every tool call needs: the backend and the clipboard rules.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    pub backend: Backend,
+    pub roots: Roots,
+}

@@ -1,0 +1,136 @@
+//! The rmcp server handler. `tools/list` and `tools/call` are filtered by the role of the token on
+//! the request itself (not the session): a read token never sees `mcp_write`, and calling it fails
+//! exactly like calling a tool that does not exist.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Map;
+use tracing::Instrument;
+
+use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
+use super::{Tools, read, validate, write};
+use crate::auth::Principal;
+
+const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
+tab). Managed tabs are addressed relative to mcp/ (info, заметки, workspace/...); external tabs by their exact \
+name with scope=external, read-only. Indices start at 0 (newest) and shift after writes.";
+
+#[derive(Debug, Clone)]
+pub struct CopyqMcp {
+    tools: Arc<Tools>,
+}
+
+impl CopyqMcp {
+    pub fn new(tools: Arc<Tools>) -> Self {
+        Self { tools }
+    }
+}
+
+/// The principal the auth middleware put on this HTTP request.
+fn principal(ctx: &RequestContext<RoleServer>) -> Option<&Principal> {
+    ctx.extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+}
+
+/// The error rmcp's own router gives for a tool that does not exist.
+fn no_such_tool() -> McpError {
+    McpError::invalid_params("tool not found", None)
+}
+
+impl ServerHandler for CopyqMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("copyq-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = principal(&ctx)
+            .map(|p| tools_for(p.role))
+            .unwrap_or_default();
+        // The list depends on the caller's role, so no shared cache may keep it.
+        Ok(ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(principal) = principal(&ctx) else {
+            return Err(no_such_tool());
+        };
+        if !allowed(principal.role, &request.name) {
+            return Err(no_such_tool());
+        }
+        let args = request.arguments.unwrap_or_default();
+        let mode = args
+            .get("mode")
+            .and_then(|m| m.as_str())
+            .unwrap_or("")
+            .to_owned();
+        let span = tracing::info_span!("tool", tool = %request.name, %mode, sub = %principal.subject, role = ?principal.role);
+        let started = Instant::now();
+        let outcome = self
+            .dispatch(&request.name, principal, &args)
+            .instrument(span.clone())
+            .await;
+        let _enter = span.enter();
+        let result = match outcome {
+            Ok(text) => {
+                tracing::info!(
+                    ms = started.elapsed().as_millis() as u64,
+                    reply_bytes = text.len(),
+                    "ok"
+                );
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            Err(e) => {
+                tracing::info!(
+                    ms = started.elapsed().as_millis() as u64,
+                    code = e.code(),
+                    "tool error"
+                );
+                CallToolResult::error(vec![ContentBlock::text(e.line())])
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+impl CopyqMcp {
+    async fn dispatch(
+        &self,
+        name: &str,
+        principal: &Principal,
+        args: &Map<String, serde_json::Value>,
+    ) -> Result<String, super::ToolError> {
+        match name {
+            READ_TOOL => read::call(&self.tools, args).await,
+            WRITE_TOOL => write::call(&self.tools, args).await,
+            VALIDATE_TOOL => validate::call(&self.tools, principal.role, args).await,
+            _ => unreachable_tool(name),
+        }
+    }
+}
+
+/// `allowed` has already refused unknown names; keep a tool error rather than a panic regardless.
+fn unreachable_tool(name: &str) -> Result<String, super::ToolError> {
+    Err(super::ToolError::InvalidParam(format!(
+        "Unknown tool '{}'",
+        name.escape_debug()
+    )))
+}
