@@ -28,6 +28,15 @@ for (var i = 0; i < req.items.length; ++i) {
 }
 "#;
 
+/// Outlives the process that started the sandbox: once that process is gone (a test binary exits
+/// without dropping its statics, or the demo is killed), kill every process group recorded in
+/// `pgids` and remove the sandbox dir. No orphaned Xvfb or CopyQ is ever left behind.
+const WATCHDOG: &str = r#"
+while kill -0 "$1" 2>/dev/null; do sleep 1; done
+for g in $(cat "$2/pgids" 2>/dev/null); do kill -KILL "-$g" 2>/dev/null; done
+rm -rf "$2"
+"#;
+
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
 /// An item to seed: text, tags and note as CopyQ will store them.
@@ -67,6 +76,15 @@ fn missing_tool(name: &str, e: io::Error) -> io::Error {
     }
 }
 
+/// Note a process group for the watchdog to kill.
+fn record_group(dir: &Path, pgid: u32) -> io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("pgids"))?;
+    writeln!(f, "{pgid}")
+}
+
 impl PrivateCopyq {
     /// Start Xvfb on a free display and a CopyQ server in fresh temp dirs; wait until it answers.
     pub fn start() -> io::Result<Self> {
@@ -78,6 +96,15 @@ impl PrivateCopyq {
             dir.path().join("run"),
             std::fs::Permissions::from_mode(0o700),
         )?;
+        Command::new("sh")
+            .args(["-c", WATCHDOG, "copyq-mcp-watchdog"])
+            .arg(std::process::id().to_string())
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
         let mut xvfb = Command::new("Xvfb")
             .args([
                 "-displayfd",
@@ -89,6 +116,7 @@ impl PrivateCopyq {
                 "tcp",
             ])
             .stdin(Stdio::null())
+            .process_group(0)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -102,6 +130,7 @@ impl PrivateCopyq {
             let _ = xvfb.kill();
             return Err(io::Error::other("Xvfb did not report a display"));
         }
+        record_group(dir.path(), xvfb.id())?;
         let session = format!(
             "t{}x{}",
             std::process::id(),
@@ -197,6 +226,7 @@ impl PrivateCopyq {
             .process_group(0)
             .spawn()
             .map_err(|e| missing_tool("copyq", e))?;
+        record_group(self.dir.path(), child.id())?;
         self.server = Some(child);
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {

@@ -6,6 +6,9 @@
 #
 #   tests/clients/conformance.sh URL [extra args for `conformance server`, e.g. --verbose --timeout 20000]
 #
+# (Extra args go to every scenario run; don't pass --scenario or --spec-version
+# there: use CONFORMANCE_SCENARIOS with NAME@VERSION entries instead.)
+#
 # AUTH ASSUMPTION: the suite sends no Authorization header. By default this
 # script assumes the server under test was started by the caller on 127.0.0.1
 # in a test configuration that serves /mcp WITHOUT a bearer token. If the

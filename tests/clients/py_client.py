@@ -12,9 +12,11 @@ interpreter of the venv to test (target/clients/py1 or py2, see install.sh).
         -> {"protocolError": "<message>", "code": <int or null>}        (exit 0)
 
 Exactly one JSON line goes to stdout. Exit status is non-zero only when the
-transport fails (connection refused, HTTP 401/403/404/5xx, timeout, ...); the
-exception then goes to stderr. `title` is the tool's top-level title, falling
-back to annotations.title; null if neither is set.
+transport fails (connection refused, timeout, HTTP 401/403/5xx, a 404 for the
+session, ...); the exception then goes to stderr. A JSON-RPC error body sent
+with HTTP 400 or 404 counts as a protocol error; any other HTTP error status is
+a transport failure whatever its body. `title` is the tool's top-level title,
+falling back to annotations.title; null if neither is set.
 
 Options:
     --token ''         send no Authorization header
@@ -120,21 +122,37 @@ class HttpFailure(Exception):
     synthesized JSON-RPC errors; this keeps them transport failures here."""
 
 
-def _http_hooks(failures: list[str]) -> dict:
-    async def on_response(response) -> None:
+# HTTP statuses the 2026-07-28 transport uses for JSON-RPC errors (400: bad params,
+# header mismatch, unsupported version, missing capability; 404: method not found).
+# A JSON-RPC error body with one of these is a protocol error; any other HTTP error
+# status (401, 403, 5xx, ...) is a transport failure whatever its body says.
+RPC_ERROR_STATUSES = (400, 404)
+
+
+class _HttpLog:
+    """httpx event hook noting POST answers with an HTTP error status: a JSON-RPC
+    error body at 400/404 (a protocol error) or anything else (a failure)."""
+
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+        self.rpc_errors: list[dict] = []
+
+    async def on_response(self, response) -> None:
         if response.request.method != "POST" or response.status_code < 400:
             return
         body = await response.aread()
         try:
             msg = json.loads(body)
-            if isinstance(msg, dict) and isinstance(msg.get("error"), dict) and "code" in msg["error"]:
-                return  # a JSON-RPC error at an HTTP error status: a protocol error, not a transport one
+            if response.status_code in RPC_ERROR_STATUSES and isinstance(msg, dict) and isinstance(msg.get("error"), dict) and "code" in msg["error"]:
+                self.rpc_errors.append(msg["error"])
+                return
         except ValueError:
             pass
         text = body[:300].decode("utf-8", "replace")
-        failures.append(f"HTTP {response.status_code} from POST {response.request.url}: {text}")
+        self.failures.append(f"HTTP {response.status_code} from POST {response.request.url}: {text}")
 
-    return {"response": [on_response]}
+    def hooks(self) -> dict:
+        return {"response": [self.on_response]}
 
 
 async def _main(args, out: dict) -> None:
@@ -150,40 +168,46 @@ async def _main_inner(args, out: dict) -> None:
     """Fills `out["payload"]` once the command has its answer; the transport's
     cleanup (DELETE of the session) runs after that and may still raise."""
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
-    failures: list[str] = []
-    hooks = _http_hooks(failures)
-    with anyio.fail_after(args.timeout):
-        if MCP_MAJOR >= 2:
-            timeout = _httpx.Timeout(args.timeout, read=args.timeout)
-            async with _httpx.AsyncClient(headers=headers, timeout=timeout, event_hooks=hooks) as http:
-                async with streamable_http_client(args.url, http_client=http) as (read, write):
-                    payload = await _checked_session(read, write, args, failures)
-                    out["payload"] = payload
-        else:
-
-            def factory(headers=None, timeout=None, auth=None):
-                return _httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth, event_hooks=hooks)
-
-            async with streamablehttp_client(
-                args.url,
-                headers=headers,
-                timeout=args.timeout,
-                sse_read_timeout=args.timeout,
-                httpx_client_factory=factory,
-            ) as (read, write, _get_session_id):
-                out["payload"] = await _checked_session(read, write, args, failures)
-
-
-async def _checked_session(read, write, args, failures: list[str]) -> dict:
+    http_log = _HttpLog()
     try:
-        payload = await _session(read, write, args)
-    except Exception as e:
-        if failures:
-            raise HttpFailure(failures[0]) from e
+        with anyio.fail_after(args.timeout):
+            if MCP_MAJOR >= 2:
+                timeout = _httpx.Timeout(args.timeout, read=args.timeout)
+                async with _httpx.AsyncClient(headers=headers, timeout=timeout, event_hooks=http_log.hooks()) as http:
+                    async with streamable_http_client(args.url, http_client=http) as (read, write):
+                        payload = await _session(read, write, args)
+                        if http_log.failures:
+                            raise HttpFailure(http_log.failures[0])
+                        out["payload"] = payload
+            else:
+
+                def factory(headers=None, timeout=None, auth=None):
+                    return _httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth, event_hooks=http_log.hooks())
+
+                async with streamablehttp_client(
+                    args.url,
+                    headers=headers,
+                    timeout=args.timeout,
+                    sse_read_timeout=args.timeout,
+                    httpx_client_factory=factory,
+                ) as (read, write, _get_session_id):
+                    payload = await _session(read, write, args)
+                    if http_log.failures:
+                        raise HttpFailure(http_log.failures[0])
+                    out["payload"] = payload
+    except BaseException as e:
+        if "payload" in out or isinstance(e, (HttpFailure, KeyboardInterrupt)):
+            raise
+        if http_log.failures:
+            raise HttpFailure(http_log.failures[0]) from e
+        if http_log.rpc_errors:
+            # 1.x raises HTTPStatusError for a JSON-RPC error sent with an HTTP 4xx; report it
+            # as the protocol error it is, as 2.x (and the 2xx case) do.
+            err = http_log.rpc_errors[-1]
+            code = err.get("code")
+            out["payload"] = {"protocolError": str(err.get("message", "")), "code": code if isinstance(code, int) else None}
+            return
         raise
-    if failures:
-        raise HttpFailure(failures[0])
-    return payload
 
 
 def _leaves(e: BaseException) -> list[BaseException]:

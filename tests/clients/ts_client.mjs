@@ -14,7 +14,8 @@
 //
 // One JSON line on stdout. Exit status is non-zero only on a transport failure
 // (connection refused, non-2xx HTTP status, timeout, a locally made SDK error);
-// the error goes to stderr. `title` is the tool's top-level title, falling back
+// the error goes to stderr. A JSON-RPC error body sent with HTTP 400 or 404 counts as
+// a protocol error; 401, 403, 5xx and other statuses are transport failures. `title` is the tool's top-level title, falling back
 // to annotations.title; null if neither is set.
 // Options: --token '' sends no Authorization header; --timeout SECS (default 30).
 
@@ -31,7 +32,7 @@ if (!existsSync(join(sdkRoot, 'package.json'))) {
 }
 const load = (p) => import(pathToFileURL(join(sdkRoot, 'dist', 'esm', p)).href);
 const { Client } = await load('client/index.js');
-const { StreamableHTTPClientTransport } = await load('client/streamableHttp.js');
+const { StreamableHTTPClientTransport, StreamableHTTPError } = await load('client/streamableHttp.js');
 const { McpError } = await load('types.js');
 const sdkVersion = (await import(pathToFileURL(join(sdkRoot, 'package.json')).href, { with: { type: 'json' } })).default.version;
 
@@ -88,7 +89,24 @@ const client = new Client({ name: 'copyq-mcp-ts-test-client', version: '0.0.0' }
 // connection closed) was made by the SDK itself and is a transport failure.
 let lastServerError = null;
 
+const POST_ERROR_PREFIX = 'Error POSTing to endpoint: ';
+
 function protocolErrorFrom(err) {
+  if (err instanceof StreamableHTTPError) {
+    if (err.code !== 400 && err.code !== 404) return null; // 401, 403, 5xx, ...: transport failures
+    // A JSON-RPC error sent with an HTTP error status (the sdk throws it as an HTTP
+    // error): report it as the protocol error it is, as py_client.py does.
+    const i = err.message.indexOf(POST_ERROR_PREFIX);
+    if (i < 0) return null;
+    try {
+      const body = JSON.parse(err.message.slice(i + POST_ERROR_PREFIX.length));
+      if (body && typeof body.error === 'object' && body.error !== null && 'code' in body.error) {
+        const code = body.error.code;
+        return { protocolError: String(body.error.message ?? ''), code: Number.isInteger(code) ? code : null };
+      }
+    } catch { /* not JSON: a transport failure */ }
+    return null;
+  }
   if (!(err instanceof McpError)) return null;
   const raw = lastServerError;
   if (!raw || raw.code !== err.code) return null;

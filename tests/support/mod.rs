@@ -1,0 +1,142 @@
+//! Shared by the integration tests: a private real CopyQ per test binary, the gateway on port 0 in
+//! front of it, and a real MCP client (rmcp's Streamable HTTP client) to drive it.
+#![allow(dead_code)] // each test binary uses its own part of this
+
+use std::sync::OnceLock;
+
+use copyq_mcp::app::{Application, token_service};
+use copyq_mcp::auth::Role;
+use copyq_mcp::config::Settings;
+pub use copyq_mcp::sandbox::{PrivateCopyq, SeedItem};
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+static COPYQ: OnceLock<PrivateCopyq> = OnceLock::new();
+
+/// This test binary's private CopyQ, started on first use.
+pub fn copyq() -> &'static PrivateCopyq {
+    COPYQ.get_or_init(|| match PrivateCopyq::start() {
+        Ok(c) => c,
+        Err(e) => panic!("cannot start a private CopyQ (apt-get install -y copyq xvfb): {e}"),
+    })
+}
+
+pub struct Gateway {
+    pub url: String,
+    pub base: String,
+    pub read: String,
+    pub write: String,
+    pub settings: Settings,
+    shutdown: CancellationToken,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+pub async fn gateway(copyq: &PrivateCopyq) -> Gateway {
+    gateway_with(copyq, |_| {}).await
+}
+
+/// A gateway on 127.0.0.1:0 against `copyq`, with settings changed by `tweak`.
+pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings)) -> Gateway {
+    let mut settings = Settings::defaults().expect("default settings");
+    copyq.configure(&mut settings);
+    settings.server.bind = "127.0.0.1:0".parse().expect("addr");
+    tweak(&mut settings);
+    let tokens = token_service(&settings).expect("token service");
+    let read = tokens.issue("test-read", Role::Read, None).expect("issue");
+    let write = tokens
+        .issue("test-write", Role::Write, None)
+        .expect("issue");
+    let app = Application::build(&settings).await.expect("gateway starts");
+    let addr = app.local_addr();
+    let shutdown = app.shutdown_token();
+    tokio::spawn(app.run_until_stopped());
+    Gateway {
+        url: format!("http://{addr}/mcp"),
+        base: format!("http://{addr}"),
+        read,
+        write,
+        settings,
+        shutdown,
+    }
+}
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// A real MCP client session over Streamable HTTP with `token`.
+pub async fn client(url: &str, token: &str) -> Client {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    ().serve(transport).await.expect("MCP client connects")
+}
+
+/// The reply of a tool call: (isError, text).
+pub async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
+    let args: JsonObject = args.as_object().cloned().expect("arguments are an object");
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .expect("tool call answers");
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("");
+    (result.is_error.unwrap_or(false), text)
+}
+
+/// A successful tool call's text; panics with the text if it was an error.
+pub async fn ok(client: &Client, tool: &str, args: Value) -> String {
+    let (is_error, text) = call(client, tool, args).await;
+    assert!(!is_error, "unexpected tool error: {text}");
+    text
+}
+
+/// A failed tool call's text; panics if it succeeded.
+pub async fn err(client: &Client, tool: &str, args: Value) -> String {
+    let (is_error, text) = call(client, tool, args).await;
+    assert!(is_error, "expected a tool error, got: {text}");
+    text
+}
+
+/// CopyQ's tab names, straight from CopyQ.
+pub fn copyq_tabs(copyq: &PrivateCopyq) -> Vec<String> {
+    let out = copyq
+        .eval("print(JSON.stringify(tab()))", b"")
+        .expect("copyq tab()");
+    serde_json::from_str(&out).expect("tab list")
+}
+
+pub fn items(texts: &[&str]) -> Vec<SeedItem> {
+    texts.iter().map(|t| SeedItem::new(t, &[], "")).collect()
+}
+
+/// One raw JSON-RPC POST to /mcp, no session: (status, headers, body).
+pub async fn raw_post(
+    url: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let res = req.send().await.expect("HTTP answers");
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    (status, headers, res.text().await.unwrap_or_default())
+}
