@@ -76,16 +76,6 @@ fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| format!("role must be 'read' or 'write', not '{s}'"))
 }
 
-pub fn init_logging(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
 fn load(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
     let overrides = Overrides {
         bind,
@@ -136,7 +126,7 @@ pub fn main() -> ExitCode {
 }
 
 async fn serve(settings: Settings) -> Result<(), String> {
-    init_logging(&settings.log.level);
+    crate::logging::init(&settings.log.level);
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;

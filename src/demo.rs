@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use crate::app::{Application, token_service};
 use crate::auth::Role;
-use crate::cli::{init_logging, stop_on_signal};
+use crate::cli::stop_on_signal;
 use crate::config::Settings;
 use crate::sandbox::{PrivateCopyq, SeedItem};
 
@@ -77,7 +77,7 @@ fn sample() -> Vec<(&'static str, Vec<SeedItem>)> {
 
 pub async fn run(bind: Option<SocketAddr>) -> Result<(), String> {
     let mut settings = Settings::defaults().map_err(|e| e.to_string())?;
-    init_logging(&settings.log.level);
+    crate::logging::init(&settings.log.level);
     if let Some(bind) = bind {
         settings.server.bind = bind;
     }

@@ -11,7 +11,7 @@
 //!   unit tests).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
-//! command line, [`sandbox`] starts a private headless CopyQ for tests and [`demo`].
+//! command line, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for tests and [`demo`].
 
 pub mod app;
 pub mod auth;
@@ -21,5 +21,6 @@ pub mod clipboard;
 pub mod config;
 pub mod demo;
 pub mod http;
+pub mod logging;
 pub mod mcp;
 pub mod sandbox;

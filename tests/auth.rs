@@ -1,0 +1,272 @@
+//! Bearer tokens and roles at the HTTP edge, through raw HTTP and a real MCP client: every bad token
+//! is the same bare 401, a read token never sees or runs `mcp_write`, and both session-less and
+//! session clients are served.
+
+mod support;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use copyq_mcp::auth::{Role, TokenService, load_or_create_key};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use rmcp::ServiceError;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use support::*;
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn key(gw: &Gateway) -> Vec<u8> {
+    load_or_create_key(&gw.settings.signing_key_path()).expect("gateway key")
+}
+
+fn sign(claims: Value, alg: Algorithm, key: &[u8]) -> String {
+    jsonwebtoken::encode(
+        &Header::new(alg),
+        &claims,
+        &EncodingKey::from_secret(key).expect("key"),
+    )
+    .expect("sign")
+}
+
+fn claims(exp: Option<u64>, aud: &str) -> Value {
+    let mut c = json!({"sub": "x", "role": "write", "iat": now(), "jti": "j1", "iss": "copyq-mcp", "aud": aud});
+    if let Some(exp) = exp {
+        c["exp"] = exp.into();
+    }
+    c
+}
+
+const TOOLS_LIST: fn() -> Value = || json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+
+#[tokio::test]
+async fn every_bad_token_gets_the_same_bare_401() {
+    let gw = gateway(copyq()).await;
+    let k = key(&gw);
+    let b64 = |v: Value| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    };
+    let alg_none = format!(
+        "{}.{}.",
+        b64(json!({"alg": "none", "typ": "JWT"})),
+        b64(claims(None, "copyq-mcp"))
+    );
+    let other_key = TokenService::new(
+        b"another-key-another-key-another-key!",
+        "copyq-mcp",
+        "copyq-mcp",
+    )
+    .expect("svc")
+    .issue("x", Role::Write, None)
+    .expect("issue");
+    let bad = [
+        "garbage".to_owned(),
+        "a.b.c".to_owned(),
+        alg_none,
+        other_key,
+        sign(claims(Some(now() - 5), "copyq-mcp"), Algorithm::HS256, &k),
+        sign(
+            claims(None, "https://elsewhere.example/mcp"),
+            Algorithm::HS256,
+            &k,
+        ),
+        sign(claims(None, "copyq-mcp"), Algorithm::HS512, &k),
+    ];
+    let mut seen = Vec::new();
+    for token in &bad {
+        let (status, headers, body) = raw_post(&gw.url, Some(token), TOOLS_LIST()).await;
+        assert_eq!(status, 401, "{token}");
+        let challenge = headers
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        assert!(challenge.starts_with("Bearer"), "{challenge}");
+        seen.push((challenge, body));
+    }
+    assert!(
+        seen.windows(2).all(|w| w[0] == w[1]),
+        "401s differ: {seen:?}"
+    );
+    assert_eq!(seen[0].1, "Unauthorized\n");
+    let (status, headers, body) = raw_post(&gw.url, None, TOOLS_LIST()).await;
+    assert_eq!(status, 401);
+    assert!(headers.get("www-authenticate").is_some());
+    assert_eq!(body, "Unauthorized\n");
+    // A valid token with the same claims passes, so the refusals above are about the token alone.
+    let (status, _, _) = raw_post(
+        &gw.url,
+        Some(&sign(claims(None, "copyq-mcp"), Algorithm::HS256, &k)),
+        TOOLS_LIST(),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404_and_health_needs_no_token() {
+    let gw = gateway(copyq()).await;
+    let res = reqwest::get(format!("{}/nothing-here", gw.base))
+        .await
+        .expect("http");
+    assert_eq!(res.status().as_u16(), 404);
+    let res = reqwest::get(format!("{}/healthz", gw.base))
+        .await
+        .expect("http");
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(
+        res.json::<Value>().await.expect("json"),
+        json!({"status": "ok", "copyq": "up"})
+    );
+}
+
+fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test]
+async fn tools_are_filtered_by_role() {
+    copyq()
+        .seed("mcp/info", &items(&["Секретное содержимое буфера"]))
+        .expect("seed");
+    let gw = gateway(copyq()).await;
+    let read = client(&gw.url, &gw.read).await;
+    let write = client(&gw.url, &gw.write).await;
+    let read_tools = read.list_all_tools().await.expect("list");
+    let write_tools = write.list_all_tools().await.expect("list");
+    assert_eq!(names(&read_tools), ["mcp_read", "mcp_validate"]);
+    assert_eq!(
+        names(&write_tools),
+        ["mcp_read", "mcp_write", "mcp_validate"]
+    );
+    let listed = serde_json::to_string(&write_tools).expect("json");
+    assert!(
+        !listed.contains("Секретное"),
+        "clipboard content leaked into tools/list"
+    );
+    for t in &write_tools {
+        let a = t.annotations.clone().expect("annotations");
+        assert!(t.title.is_some() && a.title.is_some(), "{}", t.name);
+        assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
+        let writes = t.name == "mcp_write";
+        assert_eq!(a.read_only_hint, Some(!writes), "{}", t.name);
+        assert_eq!(a.destructive_hint, Some(writes), "{}", t.name);
+    }
+}
+
+async fn call_error(c: &Client, name: &str) -> (i32, String) {
+    let req = CallToolRequestParams::new(name.to_owned()).with_arguments(
+        json!({"mode": "add", "tab": "workspace/forbidden-add", "text": "x"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    match c.call_tool(req).await {
+        Err(ServiceError::McpError(e)) => (e.code.0, e.message.to_string()),
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn read_token_cannot_call_write_by_name() {
+    let gw = gateway(copyq()).await;
+    let read = client(&gw.url, &gw.read).await;
+    let forbidden = call_error(&read, "mcp_write").await;
+    let unknown = call_error(&read, "no_such_tool").await;
+    assert_eq!(forbidden, unknown);
+    assert_eq!(forbidden.0, -32602);
+    // The same through raw JSON-RPC: byte-identical error objects.
+    let body = |name: &str| json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": {"mode": "tab_create", "path": "workspace/forbidden-create"}}});
+    let (_, _, a) = raw_post(&gw.url, Some(&gw.read), body("mcp_write")).await;
+    let (_, _, b) = raw_post(&gw.url, Some(&gw.read), body("nope")).await;
+    assert_eq!(a, b);
+    let tabs = copyq_tabs(copyq());
+    assert!(!tabs.iter().any(|t| t.contains("forbidden")), "{tabs:?}");
+}
+
+#[tokio::test]
+async fn clients_without_sessions_are_served() {
+    let gw = gateway(copyq()).await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "mcp_read", "arguments": {"mode": "tree", "max_items": 0}}});
+    let (status, headers, body) = raw_post(&gw.url, Some(&gw.read), call).await;
+    assert_eq!(status, 200);
+    assert!(headers.get("mcp-session-id").is_none());
+    assert_eq!(
+        headers.get("content-type").and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let v: Value = serde_json::from_str(&body).expect("json body");
+    assert_eq!(v["result"]["isError"], json!(false));
+}
+
+#[tokio::test]
+async fn every_protocol_version_initializes() {
+    let gw = gateway(copyq()).await;
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let (status, _, body) = raw_post(&gw.url, Some(&gw.read), init).await;
+        assert_eq!(status, 200, "{version}: {body}");
+        let v: Value = serde_json::from_str(&body).expect("json");
+        assert_eq!(v["result"]["protocolVersion"], json!(version));
+        assert_eq!(v["result"]["serverInfo"]["name"], json!("copyq-mcp"));
+    }
+}
+
+#[tokio::test]
+async fn session_mode_serves_session_clients() {
+    copyq()
+        .seed("mcp/workspace/sessions", &items(&["in a session"]))
+        .expect("seed");
+    let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
+    let c = client(&gw.url, &gw.write).await;
+    assert_eq!(
+        names(&c.list_all_tools().await.expect("list")),
+        ["mcp_read", "mcp_write", "mcp_validate"]
+    );
+    let text = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "list", "tab": "workspace/sessions"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "mode:list|tab:workspace/sessions|full_path:mcp/workspace/sessions|total:1|showing:0-0\n0|\"in a session\"|[]"
+    );
+}
+
+async fn with_host(url: &str, token: &str, host: &str) -> u16 {
+    reqwest::Client::new()
+        .post(url)
+        .header("host", host)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(TOOLS_LIST().to_string())
+        .send()
+        .await
+        .expect("http")
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn host_allowlist_follows_config() {
+    let gw = gateway(copyq()).await;
+    assert_eq!(with_host(&gw.url, &gw.read, "localhost").await, 200);
+    assert_eq!(with_host(&gw.url, &gw.read, "desk.lan:8765").await, 403);
+    let gw = gateway_with(copyq(), |s| {
+        s.server.allowed_hosts = vec!["desk.lan".into(), "192.168.1.20".into()]
+    })
+    .await;
+    assert_eq!(with_host(&gw.url, &gw.read, "desk.lan:8765").await, 200);
+    assert_eq!(with_host(&gw.url, &gw.read, "192.168.1.20").await, 200);
+    assert_eq!(with_host(&gw.url, &gw.read, "127.0.0.1").await, 200);
+    assert_eq!(with_host(&gw.url, &gw.read, "evil.example").await, 403);
+}

@@ -1,0 +1,216 @@
+//! The `copyq-mcp` binary as a user runs it: `token issue`, `serve` with flags and environment
+//! overrides, logs that never carry tokens or clipboard content, graceful SIGTERM, config errors.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
+
+fn token(data_dir: &std::path::Path, role: &str, name: &str) -> String {
+    let out = Command::new(BIN)
+        .args([
+            "token",
+            "issue",
+            "--role",
+            role,
+            "--name",
+            name,
+            "--ttl",
+            "1h",
+            "--data-dir",
+        ])
+        .arg(data_dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run token issue");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(stdout.lines().count(), 1, "the token alone: {stdout:?}");
+    stdout.trim().to_owned()
+}
+
+fn serve(copyq: &PrivateCopyq, data_dir: &std::path::Path) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
+        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+        .env("RUST_LOG", "trace")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    let mut line = String::new();
+    if let Some(out) = child.stdout.as_mut() {
+        BufReader::new(out)
+            .read_line(&mut line)
+            .expect("listening line");
+    }
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("a URL")
+        .to_owned();
+    assert!(
+        line.contains("listening on http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{line}"
+    );
+    (child, url)
+}
+
+fn terminate(mut child: Child) -> (bool, String) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut stderr);
+    }
+    (status.is_some_and(|s| s.success()), stderr)
+}
+
+#[tokio::test]
+async fn serve_issue_call_and_stop() {
+    let secret = "Секретный текст из буфера 4242";
+    copyq()
+        .seed("mcp/workspace/binary", &items(&[secret]))
+        .expect("seed");
+    let data = tempfile::tempdir().expect("tempdir");
+    let read = token(data.path(), "read", "cli-read");
+    let write = token(data.path(), "write", "cli-write");
+    let key = data.path().join("signing.key");
+    assert_eq!(
+        std::fs::metadata(&key)
+            .expect("key file")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    let (child, url) = serve(copyq(), data.path());
+
+    let c = client(&url, &read).await;
+    let got = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "list", "tab": "workspace/binary"}),
+    )
+    .await;
+    assert!(got.contains(secret), "{got}");
+    let w = client(&url, &write).await;
+    assert_eq!(w.list_all_tools().await.expect("list").len(), 3);
+    let (status, _, _) = raw_post(
+        &url,
+        Some("forged.token.value"),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(status, 401);
+    drop((c, w));
+
+    let (clean_exit, logs) = terminate(child);
+    assert!(
+        clean_exit,
+        "SIGTERM stops the gateway cleanly; logs:\n{logs}"
+    );
+    assert!(
+        logs.contains("mcp_read"),
+        "the trace log was captured: {logs}"
+    );
+    for needle in [read.as_str(), write.as_str(), "forged.token.value", secret] {
+        assert!(!logs.contains(needle), "log leaks {needle:?}");
+    }
+    let key_text = std::fs::read_to_string(&key).expect("key");
+    assert!(!logs.contains(key_text.trim()), "log leaks the signing key");
+}
+
+#[test]
+fn token_issue_rejects_bad_arguments() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(BIN)
+        .args([
+            "token",
+            "issue",
+            "--role",
+            "admin",
+            "--name",
+            "x",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("role must be 'read' or 'write'"));
+    let out = Command::new(BIN)
+        .args([
+            "token",
+            "issue",
+            "--role",
+            "read",
+            "--name",
+            "x",
+            "--ttl",
+            "soon",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+}
+
+fn start_error(args: &[&str], env: &[(&str, &str)]) -> String {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(data.path())
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.stdout(Stdio::null()).output().expect("run");
+    assert!(
+        !out.status.success(),
+        "start-up should fail for {args:?} {env:?}"
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn bad_configuration_names_the_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("user.toml");
+    std::fs::write(&file, "[server]\nallowed_host = [\"x\"]\n").expect("write");
+    let path = file.display().to_string();
+    let e = start_error(&["--config", &path], &[]);
+    assert!(e.contains("allowed_host"), "{e}");
+    let e = start_error(&[], &[("COPYQ_MCP__COPYQ__TIMEOUT_MS", "0")]);
+    assert!(e.contains("copyq.timeout_ms"), "{e}");
+    let e = start_error(&[], &[("COPYQ_MCP__SERVER__MAX_BODY_BYTES", "lots")]);
+    assert!(e.contains("max_body_bytes"), "{e}");
+    let e = start_error(&["--config", "/nonexistent/copyq-mcp.toml"], &[]);
+    assert!(e.contains("not found"), "{e}");
+}
