@@ -1,0 +1,26 @@
+# Multi-stage build: the gateway binary on a slim Debian with the `copyq` client it runs.
+# The container talks to the desktop's CopyQ through CopyQ's local socket, mounted in (README).
+FROM rust:1-bookworm AS build
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src src
+COPY config config
+RUN cargo build --release --locked --bin copyq-mcp
+
+FROM debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends copyq ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 1000 --user-group copyq-mcp
+COPY --from=build /src/target/release/copyq-mcp /usr/local/bin/copyq-mcp
+USER copyq-mcp
+WORKDIR /home/copyq-mcp
+# Inside the container the gateway must listen on all interfaces for a published port; publish it
+# on the host's loopback only (-p 127.0.0.1:8765:8765) unless you mean to expose it.
+ENV COPYQ_MCP__SERVER__BIND=0.0.0.0:8765 \
+    COPYQ_MCP__DATA_DIR=/home/copyq-mcp/data \
+    QT_QPA_PLATFORM=minimal
+EXPOSE 8765
+VOLUME ["/home/copyq-mcp/data"]
+ENTRYPOINT ["copyq-mcp"]
+CMD ["serve"]

