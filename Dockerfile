@@ -18,8 +18,7 @@ WORKDIR /home/copyq-mcp
 # Inside the container the gateway must listen on all interfaces for a published port; publish it
 # on the host's loopback only (-p 127.0.0.1:8765:8765) unless you mean to expose it.
 ENV COPYQ_MCP__SERVER__BIND=0.0.0.0:8765 \
-    COPYQ_MCP__DATA_DIR=/home/copyq-mcp/data \
-    QT_QPA_PLATFORM=minimal
+    COPYQ_MCP__DATA_DIR=/home/copyq-mcp/data
 EXPOSE 8765
 VOLUME ["/home/copyq-mcp/data"]
 ENTRYPOINT ["copyq-mcp"]
