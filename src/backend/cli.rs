@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use super::{BackendError, Item, ReadRequest, TabPage, split_tags};
+use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
 const SCRIPT: &str = include_str!("copyq.js");
 /// What the `copyq` client prints when no server answers.
@@ -39,13 +39,39 @@ pub struct CliBackend {
 struct Reply<T> {
     ok: bool,
     error: Option<String>,
+    refusal: Option<String>,
+    #[serde(default)]
+    extra: Refusal,
     #[serde(flatten)]
     body: Option<T>,
+}
+
+/// Details of a refusal from the script.
+#[derive(Deserialize, Default)]
+struct Refusal {
+    count: Option<usize>,
+    limit: Option<usize>,
 }
 
 #[derive(Deserialize)]
 struct ReadReply {
     tabs: Vec<RawPage>,
+    max_items: usize,
+}
+
+#[derive(Deserialize)]
+struct WriteReply {
+    persisted: Persisted,
+}
+
+#[derive(Deserialize)]
+struct CreateReply {
+    status: String,
+}
+
+#[derive(Deserialize)]
+struct RemoveTabsReply {
+    items_removed: usize,
 }
 
 #[derive(Deserialize)]
@@ -67,12 +93,12 @@ impl CliBackend {
         Self { config }
     }
 
-    pub async fn read(&self, request: &ReadRequest) -> Result<Vec<TabPage>, BackendError> {
+    pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         let mut body =
             serde_json::to_value(request).map_err(|e| BackendError::Failed(e.to_string()))?;
         body["op"] = json!("read");
         let reply: ReadReply = self.eval(&body).await?;
-        Ok(reply
+        let pages = reply
             .tabs
             .into_iter()
             .map(|p| TabPage {
@@ -88,7 +114,65 @@ impl CliBackend {
                     })
                     .collect(),
             })
-            .collect())
+            .collect();
+        Ok(Snapshot {
+            pages,
+            max_items: reply.max_items,
+        })
+    }
+
+    pub async fn insert(&self, tab: &str, item: &Item) -> Result<Persisted, BackendError> {
+        self.write(json!({"op": "insert", "tab": tab, "item": item}))
+            .await
+    }
+
+    pub async fn change(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+        item: &Item,
+    ) -> Result<Persisted, BackendError> {
+        self.write(json!({"op": "change", "tab": tab, "row": row, "expect": expect, "item": item}))
+            .await
+    }
+
+    pub async fn remove(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+    ) -> Result<Persisted, BackendError> {
+        self.write(json!({"op": "remove", "tab": tab, "row": row, "expect": expect}))
+            .await
+    }
+
+    pub async fn move_item(
+        &self,
+        from: &str,
+        row: usize,
+        expect: &Item,
+        to: &str,
+    ) -> Result<Persisted, BackendError> {
+        self.write(json!({"op": "move", "from": from, "row": row, "expect": expect, "to": to}))
+            .await
+    }
+
+    pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
+        let reply: CreateReply = self.eval(&json!({"op": "create_tab", "tab": tab})).await?;
+        Ok(reply.status == "created")
+    }
+
+    pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {
+        let reply: RemoveTabsReply = self
+            .eval(&json!({"op": "remove_tabs", "tabs": tabs}))
+            .await?;
+        Ok(reply.items_removed)
+    }
+
+    async fn write(&self, request: serde_json::Value) -> Result<Persisted, BackendError> {
+        let reply: WriteReply = self.eval(&request).await?;
+        Ok(reply.persisted)
     }
 
     pub async fn ping(&self) -> Result<(), BackendError> {
@@ -147,10 +231,19 @@ impl CliBackend {
         }
         let reply: Reply<T> = serde_json::from_slice(&output.stdout)
             .map_err(|e| BackendError::Failed(format!("unreadable reply from copyq: {e}")))?;
-        match (reply.ok, reply.body) {
-            (true, Some(body)) => Ok(body),
+        let extra = reply.extra;
+        match (reply.ok, reply.body, reply.refusal.as_deref()) {
+            (true, Some(body), _) => Ok(body),
+            (false, _, Some("no_tab")) => Err(BackendError::NoSuchTab),
+            (false, _, Some("no_row")) => Err(BackendError::NoSuchRow {
+                count: extra.count.unwrap_or(0),
+            }),
+            (false, _, Some("conflict")) => Err(BackendError::Conflict),
+            (false, _, Some("tab_full")) => Err(BackendError::TabFull {
+                limit: extra.limit.unwrap_or(0),
+            }),
             _ => Err(BackendError::Failed(
-                reply.error.unwrap_or_else(|| "empty reply".into()),
+                reply.error.unwrap_or_else(|| "unexpected reply".into()),
             )),
         }
     }

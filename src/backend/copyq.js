@@ -58,6 +58,7 @@
   }
 
   function read(req) {
+    var maxItems = Number(config('maxitems'));
     var names = selected(req);
     var tabs = [];
     for (var t = 0; t < names.length; ++t) {
@@ -67,12 +68,146 @@
                                      : pageRows(total, req.skip, req.limit, req.preview);
       tabs.push({ name: names[t], total: total, items: items });
     }
-    return { tabs: tabs };
+    return { tabs: tabs, max_items: maxItems };
   }
 
   function ping() { return { tabs: tab().length }; }
 
-  var ops = { read: read, ping: ping };
+  // ---- writes ----------------------------------------------------------------------------------
+  // A refusal the gateway maps to a precise tool error; nothing has been changed when one is thrown.
+  function Refusal(code, extra) { this.refusal = code; this.extra = extra || {}; }
+
+  var SAVE_DELAYS = ['save_delay_ms_on_item_added', 'save_delay_ms_on_item_removed',
+                     'save_delay_ms_on_item_moved', 'save_delay_ms_on_item_modified',
+                     'save_delay_ms_on_item_edited'];
+
+  // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
+  // reply: unload (= save now) every touched tab after the write. A tab CopyQ will not unload (open
+  // in its window, or with an editor open) is "pinned": for those, the save delays are zeroed for
+  // the duration of the write so the change itself schedules an immediate save.
+  function durably(names, body) {
+    var pinned = names.filter(function (n) { return exists(n) && unload(n).indexOf(n) === -1; });
+    var old = null;
+    if (pinned.length) {
+      old = SAVE_DELAYS.map(function (k) { return config(k); });
+      SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+    }
+    var result;
+    try {
+      result = body();
+    } finally {
+      if (old) SAVE_DELAYS.forEach(function (k, i) { config(k, old[i]); });
+    }
+    names.forEach(function (n) { if (exists(n)) unload(n); });
+    result.persisted = pinned.length ? 'save_delay' : 'unload';
+    return result;
+  }
+
+  function mimeItem(it) {
+    var m = {};
+    m[MIME_TEXT] = it.text;
+    if (it.tags.length) m[MIME_TAGS] = it.tags.join(',');
+    if (it.note) m[MIME_NOTE] = it.note;
+    return m;
+  }
+
+  function sameAs(data, it) {
+    return s(data[MIME_TEXT]) === it.text && s(data[MIME_TAGS]) === it.tags.join(',')
+        && s(data[MIME_NOTE]) === it.note;
+  }
+
+  // Select `name` and check `row` still holds `expect`.
+  function checkRow(name, row, expect) {
+    if (!exists(name)) throw new Refusal('no_tab');
+    tab(name);
+    var count = size();
+    if (row >= count) throw new Refusal('no_row', { count: count });
+    var data = getItem(row);
+    if (!sameAs(data, expect)) throw new Refusal('conflict');
+    return data;
+  }
+
+  // Refuse rather than let CopyQ silently evict the oldest item of a full tab.
+  function checkRoom(name) {
+    var limit = config('maxitems');
+    if (exists(name)) {
+      tab(name);
+      if (size() >= limit) throw new Refusal('tab_full', { limit: Number(limit) });
+    }
+  }
+
+  function insertItem(req) {
+    checkRoom(req.tab);
+    return durably([req.tab], function () {
+      tab(req.tab);
+      var before = size();
+      write(0, mimeItem(req.item));
+      if (size() !== before + 1 || !sameAs(getItem(0), req.item)) throw new Error('insert was not applied');
+      return { count: size() };
+    });
+  }
+
+  function changeItem(req) {
+    checkRow(req.tab, req.row, req.expect);
+    return durably([req.tab], function () {
+      tab(req.tab);
+      var it = req.item;
+      change(req.row, MIME_TEXT, it.text,
+             MIME_TAGS, it.tags.length ? it.tags.join(',') : undefined,
+             MIME_NOTE, it.note ? it.note : undefined);
+      if (!sameAs(getItem(req.row), it)) throw new Error('change was not applied');
+      return {};
+    });
+  }
+
+  function removeItem(req) {
+    checkRow(req.tab, req.row, req.expect);
+    return durably([req.tab], function () {
+      tab(req.tab);
+      remove(req.row);
+      return { count: size() };
+    });
+  }
+
+  // Target first, checked, then the source: whatever fails, the item is in at least one tab.
+  function moveItem(req) {
+    var data = checkRow(req.from, req.row, req.expect);
+    checkRoom(req.to);
+    return durably([req.to, req.from], function () {
+      tab(req.to);
+      var before = size();
+      write(0, data);
+      if (size() !== before + 1 || !sameAs(getItem(0), req.expect)) throw new Error('copy to target was not applied');
+      unload(req.to);
+      checkRow(req.from, req.row, req.expect);
+      remove(req.row);
+      return { new_index: 0 };
+    });
+  }
+
+  function createTab(req) {
+    if (exists(req.tab)) return { status: 'already_exists' };
+    return durably([req.tab], function () {
+      tab(req.tab);
+      size();
+      if (!exists(req.tab)) throw new Error('tab was not created');
+      return { status: 'created' };
+    });
+  }
+
+  function removeTabs(req) {
+    var removed = 0;
+    req.tabs.forEach(function (n) {
+      if (!exists(n)) return;
+      tab(n);
+      removed += size();
+      removeTab(n);
+    });
+    return { items_removed: removed };
+  }
+
+  var ops = { read: read, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
+              move: moveItem, create_tab: createTab, remove_tabs: removeTabs };
 
   var reply;
   try {
@@ -82,7 +217,8 @@
     reply = op(req);
     reply.ok = true;
   } catch (e) {
-    reply = { ok: false, error: String(e) };
+    reply = e instanceof Refusal ? { ok: false, refusal: e.refusal, extra: e.extra }
+                                 : { ok: false, error: String(e) };
   }
   print(JSON.stringify(reply));
 })();

@@ -3,21 +3,37 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{Item, ReadRequest, TabPage, TabSelector};
+use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, TabSelector};
 
 /// Tabs in CopyQ order, each a list of items with row 0 first.
 type Tabs = Vec<(String, Vec<Item>)>;
 
-#[derive(Debug, Clone, Default)]
+/// CopyQ's default `maxitems`.
+const DEFAULT_MAX_ITEMS: usize = 200;
+
+#[derive(Debug, Clone)]
 pub struct MemoryBackend {
     tabs: Arc<Mutex<Tabs>>,
+    max_items: usize,
+}
+
+impl Default for MemoryBackend {
+    fn default() -> Self {
+        Self::with_tabs(Vec::new())
+    }
 }
 
 impl MemoryBackend {
     pub fn with_tabs(tabs: Tabs) -> Self {
         Self {
             tabs: Arc::new(Mutex::new(tabs)),
+            max_items: DEFAULT_MAX_ITEMS,
         }
+    }
+
+    pub fn with_max_items(mut self, max_items: usize) -> Self {
+        self.max_items = max_items;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, Tabs> {
@@ -25,7 +41,18 @@ impl MemoryBackend {
         self.tabs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn read(&self, req: &ReadRequest) -> Vec<TabPage> {
+    pub fn ping(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    pub fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+        Ok(Snapshot {
+            pages: self.pages(req),
+            max_items: self.max_items,
+        })
+    }
+
+    fn pages(&self, req: &ReadRequest) -> Vec<TabPage> {
         let tabs = self.lock();
         let chosen: Vec<&(String, Vec<Item>)> = match &req.tabs {
             TabSelector::Names { names } => names
@@ -52,6 +79,101 @@ impl MemoryBackend {
             })
             .collect()
     }
+
+    pub fn insert(&self, tab: &str, item: &Item) -> Result<Persisted, BackendError> {
+        let mut tabs = self.lock();
+        let items = match tabs.iter().position(|(n, _)| n == tab) {
+            Some(i) => &mut tabs[i].1,
+            None => {
+                tabs.push((tab.to_owned(), Vec::new()));
+                &mut tabs.last_mut().ok_or(BackendError::NoSuchTab)?.1
+            }
+        };
+        if items.len() >= self.max_items {
+            return Err(BackendError::TabFull {
+                limit: self.max_items,
+            });
+        }
+        items.insert(0, item.clone());
+        Ok(Persisted::Memory)
+    }
+
+    pub fn change(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+        item: &Item,
+    ) -> Result<Persisted, BackendError> {
+        let mut tabs = self.lock();
+        *checked_row(&mut tabs, tab, row, expect)? = item.clone();
+        Ok(Persisted::Memory)
+    }
+
+    pub fn remove(&self, tab: &str, row: usize, expect: &Item) -> Result<Persisted, BackendError> {
+        let mut tabs = self.lock();
+        checked_row(&mut tabs, tab, row, expect)?;
+        if let Some((_, items)) = tabs.iter_mut().find(|(n, _)| n == tab) {
+            items.remove(row);
+        }
+        Ok(Persisted::Memory)
+    }
+
+    pub fn move_item(
+        &self,
+        from: &str,
+        row: usize,
+        expect: &Item,
+        to: &str,
+    ) -> Result<Persisted, BackendError> {
+        {
+            let mut tabs = self.lock();
+            checked_row(&mut tabs, from, row, expect)?;
+        }
+        self.insert(to, expect)?;
+        self.remove(from, row, expect)
+    }
+
+    pub fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
+        let mut tabs = self.lock();
+        if tabs.iter().any(|(n, _)| n == tab) {
+            return Ok(false);
+        }
+        tabs.push((tab.to_owned(), Vec::new()));
+        Ok(true)
+    }
+
+    pub fn remove_tabs(&self, names: &[String]) -> Result<usize, BackendError> {
+        let mut tabs = self.lock();
+        let removed = tabs
+            .iter()
+            .filter(|(n, _)| names.contains(n))
+            .map(|(_, items)| items.len())
+            .sum();
+        tabs.retain(|(n, _)| !names.contains(n));
+        Ok(removed)
+    }
+}
+
+/// The row `row` of `tab`, if it still holds `expect`.
+fn checked_row<'a>(
+    tabs: &'a mut Tabs,
+    tab: &str,
+    row: usize,
+    expect: &Item,
+) -> Result<&'a mut Item, BackendError> {
+    let (_, items) = tabs
+        .iter_mut()
+        .find(|(n, _)| n == tab)
+        .ok_or(BackendError::NoSuchTab)?;
+    let count = items.len();
+    let item = items
+        .get_mut(row)
+        .ok_or(BackendError::NoSuchRow { count })?;
+    if item != expect {
+        return Err(BackendError::Conflict);
+    }
+    Ok(item)
 }
 
 /// Mirrors the CLI script: text and note cut to `n` UTF-16 units without splitting a pair.

@@ -49,9 +49,40 @@ pub struct TabPage {
     pub items: Vec<Item>,
 }
 
-/// A failure to reach CopyQ or to understand it. The client sees `error|COPYQ_ERROR|<message>`.
+/// What a read returns: the pages, and CopyQ's per-tab item limit (`maxitems`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub pages: Vec<TabPage>,
+    pub max_items: usize,
+}
+
+/// How a write was made durable before it was acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Persisted {
+    /// The tab was unloaded, which saves it at once.
+    Unload,
+    /// The tab is open in CopyQ's window: the save delays were zeroed around the write.
+    SaveDelay,
+    /// Nothing to persist (the in-memory backend).
+    Memory,
+}
+
+/// A failure to reach CopyQ, a refusal that protects data, or an answer not understood.
 #[derive(Debug, Error)]
 pub enum BackendError {
+    /// The tab does not exist (any more).
+    #[error("tab not found")]
+    NoSuchTab,
+    /// The row does not exist (any more).
+    #[error("row out of range (count: {count})")]
+    NoSuchRow { count: usize },
+    /// The row no longer holds the item the write was planned against (indices shifted).
+    #[error("the item changed since it was read")]
+    Conflict,
+    /// The tab holds `limit` items: one more would make CopyQ silently drop the oldest.
+    #[error("tab is full ({limit} items)")]
+    TabFull { limit: usize },
     /// CopyQ is not running or its socket is unreachable.
     #[error("CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry")]
     Unavailable,
@@ -70,19 +101,71 @@ pub enum Backend {
     Memory(MemoryBackend),
 }
 
-impl Backend {
-    pub async fn read(&self, request: &ReadRequest) -> Result<Vec<TabPage>, BackendError> {
-        match self {
-            Self::Cli(b) => b.read(request).await,
-            Self::Memory(b) => Ok(b.read(request)),
+/// Dispatch one operation to the implementation in use.
+macro_rules! dispatch {
+    ($self:ident, $method:ident($($arg:expr),*)) => {
+        match $self {
+            Self::Cli(b) => b.$method($($arg),*).await,
+            Self::Memory(b) => b.$method($($arg),*),
         }
+    };
+}
+
+impl Backend {
+    pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
+        dispatch!(self, read(request))
+    }
+
+    /// Insert `item` at row 0 of `tab`, creating the tab if missing; refused when the tab is full.
+    pub async fn insert(&self, tab: &str, item: &Item) -> Result<Persisted, BackendError> {
+        dispatch!(self, insert(tab, item))
+    }
+
+    /// Replace the text, tags and note of `row`, if it still holds `expect`.
+    pub async fn change(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+        item: &Item,
+    ) -> Result<Persisted, BackendError> {
+        dispatch!(self, change(tab, row, expect, item))
+    }
+
+    /// Remove `row`, if it still holds `expect`.
+    pub async fn remove(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+    ) -> Result<Persisted, BackendError> {
+        dispatch!(self, remove(tab, row, expect))
+    }
+
+    /// Move `row` of `from` (if it still holds `expect`) to row 0 of `to`: target written and
+    /// checked first, source removed last, so the item is never in neither tab.
+    pub async fn move_item(
+        &self,
+        from: &str,
+        row: usize,
+        expect: &Item,
+        to: &str,
+    ) -> Result<Persisted, BackendError> {
+        dispatch!(self, move_item(from, row, expect, to))
+    }
+
+    /// Create an empty tab; `false` when it already existed.
+    pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
+        dispatch!(self, create_tab(tab))
+    }
+
+    /// Remove these tabs; the number of items they held.
+    pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {
+        dispatch!(self, remove_tabs(tabs))
     }
 
     /// Whether CopyQ answers at all.
     pub async fn ping(&self) -> Result<(), BackendError> {
-        match self {
-            Self::Cli(b) => b.ping().await,
-            Self::Memory(_) => Ok(()),
-        }
+        dispatch!(self, ping())
     }
 }

@@ -105,7 +105,6 @@ impl<'a> Args<'a> {
     }
 
     /// A list of strings; a JSON string holding such a list is accepted too.
-    #[allow(dead_code)] // mcp_write's tags; it lands next.
     pub fn string_list(&self, key: &str) -> Result<Option<Vec<String>>, ToolError> {
         let bad =
             || ToolError::InvalidParam(format!("Parameter '{key}' must be an array of strings"));

@@ -18,9 +18,20 @@ pub use server::CopyqMcp;
 use crate::backend::Backend;
 use crate::clipboard::Roots;
 
-/// What every tool call needs: the backend and the clipboard rules.
-#[derive(Debug, Clone)]
+/// What every tool call needs: the backend, the clipboard rules, and the lock that serialises writes.
+#[derive(Debug)]
 pub struct Tools {
     pub backend: Backend,
     pub roots: Roots,
+    pub writes: tokio::sync::Mutex<()>,
+}
+
+impl Tools {
+    pub fn new(backend: Backend, roots: Roots) -> Self {
+        Self {
+            backend,
+            roots,
+            writes: tokio::sync::Mutex::new(()),
+        }
+    }
 }

@@ -280,6 +280,7 @@ async fn scan(
         .backend
         .read(&request)
         .await?
+        .pages
         .into_iter()
         .map(|p| (TabRef::from_full(&p.name), p))
         .collect();
@@ -326,7 +327,7 @@ async fn resolve(
         limit: Some(limit),
         preview,
     };
-    let mut pages = tools.backend.read(&request).await?;
+    let mut pages = tools.backend.read(&request).await?.pages;
     for candidate in candidates {
         if let Some(pos) = pages.iter().position(|p| p.name == candidate.full) {
             return Ok((candidate, pages.swap_remove(pos)));

@@ -1,0 +1,347 @@
+//! Planning a write: read the state it depends on (one round trip), check it (tab, index, room in
+//! the tab, the substitute's match) and compute the result. Preview, validate and execute all start
+//! from the same plan, so they agree on what a call would do.
+
+use super::super::Tools;
+use super::super::error::ToolError;
+use super::params::{EditMode, Field, NewValue, WriteOp};
+use crate::backend::{Item, ReadRequest, Snapshot, TabSelector};
+use crate::clipboard::TabRef;
+
+#[derive(Debug, Clone)]
+pub enum Plan {
+    Add {
+        tab: TabRef,
+        item: Item,
+    },
+    Update {
+        tab: TabRef,
+        index: usize,
+        field: Field,
+        edit: EditMode,
+        before: Item,
+        after: Item,
+    },
+    Delete {
+        tab: TabRef,
+        index: usize,
+        item: Item,
+    },
+    Move {
+        from: TabRef,
+        index: usize,
+        to: TabRef,
+        item: Item,
+    },
+    TabCreate {
+        path: TabRef,
+        exists: bool,
+    },
+    /// The tab and its sub-tabs, with their item counts, parent first.
+    TabDelete {
+        path: TabRef,
+        tabs: Vec<(String, usize)>,
+    },
+}
+
+/// The message for a tab CopyQ would overflow (it silently drops the oldest items past `maxitems`).
+pub fn tab_full(tab: &TabRef, limit: usize) -> ToolError {
+    ToolError::CopyQ(format!(
+        "Tab '{}' is full: CopyQ keeps at most {limit} items per tab (option maxitems) and would silently \
+         drop the oldest one; nothing was changed. Delete or move items, or raise the limit (copyq config maxitems {})",
+        tab.shown,
+        (limit * 2).max(1000)
+    ))
+}
+
+async fn snapshot(
+    tools: &Tools,
+    names: Vec<String>,
+    skip: usize,
+    limit: usize,
+) -> Result<Snapshot, ToolError> {
+    let request = ReadRequest {
+        tabs: TabSelector::Names { names },
+        skip,
+        limit: Some(limit),
+        preview: None,
+    };
+    Ok(tools.backend.read(&request).await?)
+}
+
+/// The item at `index` of `tab`, and the snapshot it came from (for the other tabs read with it).
+async fn item_at(
+    tools: &Tools,
+    tab: &TabRef,
+    index: i64,
+    also: Option<&TabRef>,
+) -> Result<(usize, Item, Snapshot), ToolError> {
+    let mut names = vec![tab.full.clone()];
+    names.extend(also.map(|t| t.full.clone()));
+    let skip = usize::try_from(index).unwrap_or(0);
+    let snap = snapshot(tools, names, skip, if index < 0 { 0 } else { 1 }).await?;
+    let page = snap
+        .pages
+        .iter()
+        .find(|p| p.name == tab.full)
+        .ok_or_else(|| ToolError::TabNotFound(tab.shown.clone()))?;
+    match (usize::try_from(index), page.items.first()) {
+        (Ok(i), Some(item)) => {
+            let item = item.clone();
+            Ok((i, item, snap))
+        }
+        _ => Err(ToolError::IndexOutOfBounds {
+            index,
+            count: page.total,
+        }),
+    }
+}
+
+fn check_room(snap: &Snapshot, tab: &TabRef) -> Result<(), ToolError> {
+    match snap.pages.iter().find(|p| p.name == tab.full) {
+        Some(page) if page.total >= snap.max_items => Err(tab_full(tab, snap.max_items)),
+        _ => Ok(()),
+    }
+}
+
+pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
+    Ok(match op {
+        WriteOp::Add { tab, item } => {
+            check_room(&snapshot(tools, vec![tab.full.clone()], 0, 0).await?, tab)?;
+            Plan::Add {
+                tab: tab.clone(),
+                item: item.clone(),
+            }
+        }
+        WriteOp::Update {
+            tab,
+            index,
+            field,
+            edit,
+            value,
+            matched,
+        } => {
+            let (index, before, _) = item_at(tools, tab, *index, None).await?;
+            let after = edited(&before, *field, *edit, value, matched.as_deref())?;
+            Plan::Update {
+                tab: tab.clone(),
+                index,
+                field: *field,
+                edit: *edit,
+                before,
+                after,
+            }
+        }
+        WriteOp::Delete { tab, index } => {
+            let (index, item, _) = item_at(tools, tab, *index, None).await?;
+            Plan::Delete {
+                tab: tab.clone(),
+                index,
+                item,
+            }
+        }
+        WriteOp::Move { tab, index, to } => {
+            let (index, item, snap) = item_at(tools, tab, *index, Some(to)).await?;
+            check_room(&snap, to)?;
+            Plan::Move {
+                from: tab.clone(),
+                index,
+                to: to.clone(),
+                item,
+            }
+        }
+        WriteOp::TabCreate { path } => {
+            let snap = snapshot(tools, vec![path.full.clone()], 0, 0).await?;
+            Plan::TabCreate {
+                path: path.clone(),
+                exists: !snap.pages.is_empty(),
+            }
+        }
+        WriteOp::TabDelete { path } => {
+            let request = ReadRequest {
+                tabs: TabSelector::Prefix {
+                    prefix: path.full.clone(),
+                    invert: false,
+                },
+                skip: 0,
+                limit: Some(0),
+                preview: None,
+            };
+            let nested = format!("{}/", path.full);
+            let mut tabs: Vec<(String, usize)> = tools
+                .backend
+                .read(&request)
+                .await?
+                .pages
+                .into_iter()
+                .filter(|p| p.name == path.full || p.name.starts_with(&nested))
+                .map(|p| (p.name, p.total))
+                .collect();
+            if tabs.is_empty() {
+                return Err(ToolError::TabNotFound(path.shown.clone()));
+            }
+            tabs.sort();
+            Plan::TabDelete {
+                path: path.clone(),
+                tabs,
+            }
+        }
+    })
+}
+
+/// The item after an update, per the edit matrix.
+fn edited(
+    before: &Item,
+    field: Field,
+    edit: EditMode,
+    value: &NewValue,
+    matched: Option<&str>,
+) -> Result<Item, ToolError> {
+    let mut after = before.clone();
+    match (field, value) {
+        (Field::Tags, NewValue::Tags(tags)) => {
+            after.tags = match edit {
+                EditMode::Replace => tags.clone(),
+                EditMode::Append => {
+                    let mut all = before.tags.clone();
+                    all.extend(tags.iter().filter(|t| !before.tags.contains(t)).cloned());
+                    all
+                }
+                _ => before
+                    .tags
+                    .iter()
+                    .filter(|t| !tags.contains(t))
+                    .cloned()
+                    .collect(),
+            };
+        }
+        (Field::Text | Field::Note, NewValue::Str(value)) => {
+            let old = if field == Field::Text {
+                &before.text
+            } else {
+                &before.note
+            };
+            let new = match (edit, matched) {
+                (EditMode::Append, _) => format!("{old}{value}"),
+                (EditMode::Prepend, _) => format!("{value}{old}"),
+                (EditMode::Substitute, Some(m)) if old.contains(m) => old.replace(m, value),
+                (EditMode::Substitute, Some(m)) => {
+                    return Err(ToolError::MatchNotFound(super::super::format::one_line(m)));
+                }
+                _ => value.clone(),
+            };
+            if field == Field::Text {
+                if new.is_empty() {
+                    return Err(ToolError::InvalidParam(
+                        "Item text must not become empty".into(),
+                    ));
+                }
+                after.text = new;
+            } else {
+                after.note = new;
+            }
+        }
+        _ => {
+            return Err(ToolError::InvalidParam(format!(
+                "Wrong value for field '{}'",
+                field.name()
+            )));
+        }
+    }
+    Ok(after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(text: &str, tags: &[&str], note: &str) -> Item {
+        Item {
+            text: text.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            note: note.into(),
+        }
+    }
+
+    fn s(v: &str) -> NewValue {
+        NewValue::Str(v.into())
+    }
+
+    #[test]
+    fn text_and_note_edits() {
+        let b = item("TODO: a TODO", &[], "n");
+        assert_eq!(
+            edited(&b, Field::Text, EditMode::Append, &s("!"), None)
+                .unwrap()
+                .text,
+            "TODO: a TODO!"
+        );
+        assert_eq!(
+            edited(&b, Field::Text, EditMode::Prepend, &s(">"), None)
+                .unwrap()
+                .text,
+            ">TODO: a TODO"
+        );
+        assert_eq!(
+            edited(
+                &b,
+                Field::Text,
+                EditMode::Substitute,
+                &s("DONE"),
+                Some("TODO")
+            )
+            .unwrap()
+            .text,
+            "DONE: a DONE"
+        );
+        assert_eq!(
+            edited(
+                &b,
+                Field::Text,
+                EditMode::Substitute,
+                &s("x"),
+                Some("old text")
+            )
+            .unwrap_err()
+            .line(),
+            "error|MATCH_NOT_FOUND|Match string not found: 'old text'"
+        );
+        assert!(edited(&b, Field::Text, EditMode::Replace, &s(""), None).is_err());
+        assert_eq!(
+            edited(&b, Field::Note, EditMode::Replace, &s(""), None)
+                .unwrap()
+                .note,
+            ""
+        );
+        assert_eq!(
+            edited(&b, Field::Note, EditMode::Append, &s("\n---"), None)
+                .unwrap()
+                .note,
+            "n\n---"
+        );
+    }
+
+    #[test]
+    fn tag_edits() {
+        let b = item("x", &["a", "b"], "");
+        let tags = |v: &[&str]| NewValue::Tags(v.iter().map(|t| t.to_string()).collect());
+        assert_eq!(
+            edited(&b, Field::Tags, EditMode::Append, &tags(&["b", "c"]), None)
+                .unwrap()
+                .tags,
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            edited(&b, Field::Tags, EditMode::Remove, &tags(&["a", "z"]), None)
+                .unwrap()
+                .tags,
+            ["b"]
+        );
+        assert_eq!(
+            edited(&b, Field::Tags, EditMode::Replace, &tags(&[]), None)
+                .unwrap()
+                .tags,
+            Vec::<String>::new()
+        );
+    }
+}
