@@ -1,9 +1,9 @@
 //! The HS256 signing key: read from config or a file, or generated into the data dir on first use
 //! with mode 0600. Its `Debug` never shows it.
 
-use std::fs::{self, DirBuilder, OpenOptions};
+use std::fs::{self, DirBuilder};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
 use base64::Engine;
@@ -70,23 +70,25 @@ pub fn load_or_create_key(path: &Path) -> io::Result<Vec<u8>> {
     }
     let mut key = vec![0u8; MIN_KEY_BYTES];
     getrandom::fill(&mut key).map_err(|e| io::Error::other(e.to_string()))?;
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        Ok(mut file) => {
-            file.write_all(STANDARD.encode(&key).as_bytes())?;
-            file.sync_all()?;
+    // Written whole to a private temp file, then linked into place without clobbering: a
+    // concurrent reader never sees a half-written key, and a concurrent creator's key wins whole.
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".signing-key")
+        .tempfile_in(dir)?;
+    tmp.as_file()
+        .set_permissions(fs::Permissions::from_mode(0o600))?;
+    tmp.write_all(STANDARD.encode(&key).as_bytes())?;
+    tmp.as_file().sync_all()?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => {
             tracing::info!(path = %origin, "generated a new token signing key");
             Ok(key)
         }
-        // Another process created it first: use theirs.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
             decode(&fs::read_to_string(path)?, &origin)
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.error),
     }
 }
 
@@ -129,6 +131,21 @@ mod tests {
                 & 0o777,
             0o700
         );
+    }
+
+    #[test]
+    fn concurrent_first_use_agrees_on_one_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("signing.key");
+        let keys: Vec<Vec<u8>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| load_or_create_key(&path).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(keys.windows(2).all(|w| w[0] == w[1]));
+        let leftovers = fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "temp files are cleaned up");
     }
 
     #[test]

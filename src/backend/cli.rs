@@ -56,7 +56,7 @@ struct Refusal {
 #[derive(Deserialize)]
 struct ReadReply {
     tabs: Vec<RawPage>,
-    max_items: usize,
+    max_items: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -121,8 +121,13 @@ impl CliBackend {
         })
     }
 
-    pub async fn insert(&self, tab: &str, item: &Item) -> Result<Persisted, BackendError> {
-        self.write(json!({"op": "insert", "tab": tab, "item": item}))
+    pub async fn insert(
+        &self,
+        tab: &str,
+        item: &Item,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        self.write(json!({"op": "insert", "tab": tab, "item": item, "limit": limit}))
             .await
     }
 
@@ -153,8 +158,9 @@ impl CliBackend {
         row: usize,
         expect: &Item,
         to: &str,
+        limit: usize,
     ) -> Result<Persisted, BackendError> {
-        self.write(json!({"op": "move", "from": from, "row": row, "expect": expect, "to": to}))
+        self.write(json!({"op": "move", "from": from, "row": row, "expect": expect, "to": to, "limit": limit}))
             .await
     }
 

@@ -58,7 +58,8 @@
   }
 
   function read(req) {
-    var maxItems = Number(config('maxitems'));
+    // config() costs ~25 ms (CopyQ builds its configuration manager): only when asked.
+    var maxItems = req.limits ? Number(config('maxitems')) : null;
     var names = selected(req);
     var tabs = [];
     for (var t = 0; t < names.length; ++t) {
@@ -86,6 +87,7 @@
   // in its window, or with an editor open) is "pinned": for those, the save delays are zeroed for
   // the duration of the write so the change itself schedules an immediate save.
   function durably(names, body) {
+    var created = names.some(function (n) { return !exists(n); });
     var pinned = names.filter(function (n) { return exists(n) && unload(n).indexOf(n) === -1; });
     var old = null;
     if (pinned.length) {
@@ -99,9 +101,14 @@
       if (old) SAVE_DELAYS.forEach(function (k, i) { config(k, old[i]); });
     }
     names.forEach(function (n) { if (exists(n)) unload(n); });
+    if (created) flushTabList();
     result.persisted = pinned.length ? 'save_delay' : 'unload';
     return result;
   }
+
+  // CopyQ saves its tab list a second after a tab is created or removed; any config() call saves
+  // a pending one at once, so a new or removed tab survives a crash right after the reply.
+  function flushTabList() { config('tabs'); }
 
   function mimeItem(it) {
     var m = {};
@@ -127,17 +134,17 @@
     return data;
   }
 
-  // Refuse rather than let CopyQ silently evict the oldest item of a full tab.
-  function checkRoom(name) {
-    var limit = config('maxitems');
+  // Refuse rather than let CopyQ silently evict the oldest item of a full tab. `limit` is the
+  // maxitems the gateway read when it planned the write.
+  function checkRoom(name, limit) {
     if (exists(name)) {
       tab(name);
-      if (size() >= limit) throw new Refusal('tab_full', { limit: Number(limit) });
+      if (size() >= limit) throw new Refusal('tab_full', { limit: limit });
     }
   }
 
   function insertItem(req) {
-    checkRoom(req.tab);
+    checkRoom(req.tab, req.limit);
     return durably([req.tab], function () {
       tab(req.tab);
       var before = size();
@@ -172,7 +179,7 @@
   // Target first, checked, then the source: whatever fails, the item is in at least one tab.
   function moveItem(req) {
     var data = checkRow(req.from, req.row, req.expect);
-    checkRoom(req.to);
+    checkRoom(req.to, req.limit);
     return durably([req.to, req.from], function () {
       tab(req.to);
       var before = size();
@@ -203,6 +210,7 @@
       removed += size();
       removeTab(n);
     });
+    flushTabList();
     return { items_removed: removed };
   }
 

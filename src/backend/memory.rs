@@ -48,7 +48,7 @@ impl MemoryBackend {
     pub fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
         Ok(Snapshot {
             pages: self.pages(req),
-            max_items: self.max_items,
+            max_items: req.limits.then_some(self.max_items),
         })
     }
 
@@ -80,7 +80,7 @@ impl MemoryBackend {
             .collect()
     }
 
-    pub fn insert(&self, tab: &str, item: &Item) -> Result<Persisted, BackendError> {
+    pub fn insert(&self, tab: &str, item: &Item, limit: usize) -> Result<Persisted, BackendError> {
         let mut tabs = self.lock();
         let items = match tabs.iter().position(|(n, _)| n == tab) {
             Some(i) => &mut tabs[i].1,
@@ -89,10 +89,8 @@ impl MemoryBackend {
                 &mut tabs.last_mut().ok_or(BackendError::NoSuchTab)?.1
             }
         };
-        if items.len() >= self.max_items {
-            return Err(BackendError::TabFull {
-                limit: self.max_items,
-            });
+        if items.len() >= limit {
+            return Err(BackendError::TabFull { limit });
         }
         items.insert(0, item.clone());
         Ok(Persisted::Memory)
@@ -125,12 +123,13 @@ impl MemoryBackend {
         row: usize,
         expect: &Item,
         to: &str,
+        limit: usize,
     ) -> Result<Persisted, BackendError> {
         {
             let mut tabs = self.lock();
             checked_row(&mut tabs, from, row, expect)?;
         }
-        self.insert(to, expect)?;
+        self.insert(to, expect, limit)?;
         self.remove(from, row, expect)
     }
 

@@ -37,6 +37,8 @@ pub struct ReadRequest {
     pub limit: Option<usize>,
     /// Cut text and notes to this many UTF-16 units (enough for a preview); `None` keeps them whole.
     pub preview: Option<usize>,
+    /// Also read CopyQ's `maxitems` (costs CopyQ ~25 ms: only for writes that add items).
+    pub limits: bool,
 }
 
 /// The rows read from one tab, in CopyQ's tab order.
@@ -49,11 +51,11 @@ pub struct TabPage {
     pub items: Vec<Item>,
 }
 
-/// What a read returns: the pages, and CopyQ's per-tab item limit (`maxitems`).
+/// What a read returns: the pages, and CopyQ's per-tab item limit (`maxitems`) when asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     pub pages: Vec<TabPage>,
-    pub max_items: usize,
+    pub max_items: Option<usize>,
 }
 
 /// How a write was made durable before it was acknowledged.
@@ -116,9 +118,15 @@ impl Backend {
         dispatch!(self, read(request))
     }
 
-    /// Insert `item` at row 0 of `tab`, creating the tab if missing; refused when the tab is full.
-    pub async fn insert(&self, tab: &str, item: &Item) -> Result<Persisted, BackendError> {
-        dispatch!(self, insert(tab, item))
+    /// Insert `item` at row 0 of `tab`, creating the tab if missing; refused when the tab holds
+    /// `limit` items already.
+    pub async fn insert(
+        &self,
+        tab: &str,
+        item: &Item,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        dispatch!(self, insert(tab, item, limit))
     }
 
     /// Replace the text, tags and note of `row`, if it still holds `expect`.
@@ -150,8 +158,9 @@ impl Backend {
         row: usize,
         expect: &Item,
         to: &str,
+        limit: usize,
     ) -> Result<Persisted, BackendError> {
-        dispatch!(self, move_item(from, row, expect, to))
+        dispatch!(self, move_item(from, row, expect, to, limit))
     }
 
     /// Create an empty tab; `false` when it already existed.

@@ -275,6 +275,7 @@ async fn scan(
         skip: 0,
         limit,
         preview,
+        limits: false,
     };
     let mut pages: Vec<(TabRef, TabPage)> = tools
         .backend
@@ -326,6 +327,7 @@ async fn resolve(
         skip,
         limit: Some(limit),
         preview,
+        limits: false,
     };
     let mut pages = tools.backend.read(&request).await?.pages;
     for candidate in candidates {

@@ -64,8 +64,8 @@ async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
     let persisted = match plan {
-        Plan::Add { tab, item } => b
-            .insert(&tab.full, item)
+        Plan::Add { tab, item, limit } => b
+            .insert(&tab.full, item, *limit)
             .await
             .map_err(|e| refused(e, tab, tab, 0))?,
         Plan::Update {
@@ -87,8 +87,9 @@ async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
             index,
             to,
             item,
+            limit,
         } => b
-            .move_item(&from.full, *index, item, &to.full)
+            .move_item(&from.full, *index, item, &to.full, *limit)
             .await
             .map_err(|e| refused(e, from, to, *index))?,
         Plan::TabCreate { path, .. } => {

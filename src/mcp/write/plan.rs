@@ -13,6 +13,7 @@ pub enum Plan {
     Add {
         tab: TabRef,
         item: Item,
+        limit: usize,
     },
     Update {
         tab: TabRef,
@@ -27,11 +28,13 @@ pub enum Plan {
         index: usize,
         item: Item,
     },
+    /// `limit`: CopyQ's maxitems, checked again by the write itself.
     Move {
         from: TabRef,
         index: usize,
         to: TabRef,
         item: Item,
+        limit: usize,
     },
     TabCreate {
         path: TabRef,
@@ -57,14 +60,15 @@ pub fn tab_full(tab: &TabRef, limit: usize) -> ToolError {
 async fn snapshot(
     tools: &Tools,
     names: Vec<String>,
-    skip: usize,
-    limit: usize,
+    (skip, limit): (usize, usize),
+    limits: bool,
 ) -> Result<Snapshot, ToolError> {
     let request = ReadRequest {
         tabs: TabSelector::Names { names },
         skip,
         limit: Some(limit),
         preview: None,
+        limits,
     };
     Ok(tools.backend.read(&request).await?)
 }
@@ -79,7 +83,8 @@ async fn item_at(
     let mut names = vec![tab.full.clone()];
     names.extend(also.map(|t| t.full.clone()));
     let skip = usize::try_from(index).unwrap_or(0);
-    let snap = snapshot(tools, names, skip, if index < 0 { 0 } else { 1 }).await?;
+    let window = (skip, if index < 0 { 0 } else { 1 });
+    let snap = snapshot(tools, names, window, also.is_some()).await?;
     let page = snap
         .pages
         .iter()
@@ -97,20 +102,25 @@ async fn item_at(
     }
 }
 
-fn check_room(snap: &Snapshot, tab: &TabRef) -> Result<(), ToolError> {
+/// CopyQ's item limit, if `tab` has room for one more item under it.
+fn room(snap: &Snapshot, tab: &TabRef) -> Result<usize, ToolError> {
+    let limit = snap
+        .max_items
+        .ok_or_else(|| ToolError::CopyQ("CopyQ did not report its maxitems option".into()))?;
     match snap.pages.iter().find(|p| p.name == tab.full) {
-        Some(page) if page.total >= snap.max_items => Err(tab_full(tab, snap.max_items)),
-        _ => Ok(()),
+        Some(page) if page.total >= limit => Err(tab_full(tab, limit)),
+        _ => Ok(limit),
     }
 }
 
 pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
     Ok(match op {
         WriteOp::Add { tab, item } => {
-            check_room(&snapshot(tools, vec![tab.full.clone()], 0, 0).await?, tab)?;
+            let snap = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
             Plan::Add {
                 tab: tab.clone(),
                 item: item.clone(),
+                limit: room(&snap, tab)?,
             }
         }
         WriteOp::Update {
@@ -142,16 +152,16 @@ pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
         }
         WriteOp::Move { tab, index, to } => {
             let (index, item, snap) = item_at(tools, tab, *index, Some(to)).await?;
-            check_room(&snap, to)?;
             Plan::Move {
                 from: tab.clone(),
                 index,
                 to: to.clone(),
                 item,
+                limit: room(&snap, to)?,
             }
         }
         WriteOp::TabCreate { path } => {
-            let snap = snapshot(tools, vec![path.full.clone()], 0, 0).await?;
+            let snap = snapshot(tools, vec![path.full.clone()], (0, 0), false).await?;
             Plan::TabCreate {
                 path: path.clone(),
                 exists: !snap.pages.is_empty(),
@@ -166,6 +176,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
                 skip: 0,
                 limit: Some(0),
                 preview: None,
+                limits: false,
             };
             let nested = format!("{}/", path.full);
             let mut tabs: Vec<(String, usize)> = tools

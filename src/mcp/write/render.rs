@@ -43,7 +43,7 @@ fn tags_and_note(item: &Item) -> String {
 
 pub fn ok(plan: &Plan, done: Done) -> String {
     match plan {
-        Plan::Add { tab, item } => format!(
+        Plan::Add { tab, item, .. } => format!(
             "ok|mode:add|{}|index:0|text_len:{}|tags:{}|note:{}",
             tab_fields(tab),
             item.text.chars().count(),
@@ -99,7 +99,7 @@ fn field_value(item: &Item, field: Field) -> String {
 
 pub fn preview_of(plan: &Plan) -> String {
     let lines: Vec<String> = match plan {
-        Plan::Add { tab, item } => {
+        Plan::Add { tab, item, .. } => {
             let mut l = vec![
                 "preview|mode:add".into(),
                 format!("tab:{}", tab.shown),
@@ -142,6 +142,7 @@ pub fn preview_of(plan: &Plan) -> String {
             index,
             to,
             item,
+            ..
         } => vec![
             "preview|mode:move".into(),
             format!(

@@ -1,0 +1,310 @@
+//! No silent data loss, against a real CopyQ: a full tab is refused instead of evicting, a comma
+//! tag is refused instead of split, concurrent writes neither lose nor duplicate, an acknowledged
+//! write survives a SIGKILL of CopyQ one second later, and odd text round-trips byte for byte.
+//! Each test has its own CopyQ: some change its global options or kill it.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::*;
+
+async fn w(c: &Client, args: Value) -> String {
+    ok(c, "mcp_write", args).await
+}
+
+fn texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
+    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
+                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
+    serde_json::from_str(&copyq.eval(script, tab.as_bytes()).expect("read tab")).expect("json")
+}
+
+#[tokio::test]
+async fn a_full_tab_is_refused_not_evicted() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq.eval("config('maxitems', 5)", b"").expect("maxitems");
+    let full: Vec<String> = (0..5).map(|i| format!("kept {i}")).collect();
+    copyq
+        .seed(
+            "mcp/workspace/full",
+            &full
+                .iter()
+                .map(|t| SeedItem::new(t, &[], ""))
+                .collect::<Vec<_>>(),
+        )
+        .expect("seed");
+    copyq
+        .seed("mcp/workspace/src", &items(&["to move"]))
+        .expect("seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let message = "error|COPYQ_ERROR|Tab 'workspace/full' is full: CopyQ keeps at most 5 items per tab (option maxitems) and \
+                   would silently drop the oldest one; nothing was changed. Delete or move items, or raise the limit (copyq config maxitems 1000)";
+    assert_eq!(
+        err(
+            &c,
+            "mcp_write",
+            json!({"mode": "add", "tab": "workspace/full", "text": "one too many"})
+        )
+        .await,
+        message
+    );
+    assert_eq!(
+        err(
+            &c,
+            "mcp_write",
+            json!({"mode": "move", "tab": "workspace/src", "index": 0, "to_tab": "workspace/full"})
+        )
+        .await,
+        message
+    );
+    let got = ok(
+        &c,
+        "mcp_validate",
+        json!({"tool": "write", "params": {"mode": "add", "tab": "workspace/full", "text": "x"}}),
+    )
+    .await;
+    assert_eq!(got, format!("valid:false|errors:1\n{message}"));
+    assert_eq!(texts(&copyq, "mcp/workspace/full"), full);
+    assert_eq!(texts(&copyq, "mcp/workspace/src"), ["to move"]);
+    // One slot free: the add goes through and nothing is evicted.
+    w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/full", "index": 4}),
+    )
+    .await;
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/full", "text": "fits"}),
+    )
+    .await;
+    assert_eq!(
+        texts(&copyq, "mcp/workspace/full"),
+        ["fits", "kept 0", "kept 1", "kept 2", "kept 3"]
+    );
+}
+
+#[tokio::test]
+async fn concurrent_clients_lose_and_duplicate_nothing() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .eval("config('maxitems', 1000)", b"")
+        .expect("maxitems");
+    let (clients, each) = (4usize, 8usize);
+    let seeded: Vec<String> = (0..clients * 2).map(|i| format!("delete me {i}")).collect();
+    copyq
+        .seed(
+            "mcp/workspace/del",
+            &seeded
+                .iter()
+                .map(|t| SeedItem::new(t, &[], ""))
+                .collect::<Vec<_>>(),
+        )
+        .expect("seed");
+    let gw = gateway(&copyq).await;
+    let mut tasks = Vec::new();
+    for n in 0..clients {
+        let (url, token) = (gw.url.clone(), gw.write.clone());
+        tasks.push(tokio::spawn(async move {
+            let c = client(&url, &token).await;
+            let mut replies = Vec::new();
+            for m in 0..each {
+                replies.push(call(&c, "mcp_write", json!({"mode": "add", "tab": "workspace/conc", "text": format!("c{n}-m{m}")})).await);
+                if m < 2 {
+                    replies.push(call(&c, "mcp_write", json!({"mode": "delete", "tab": "workspace/del", "index": 0})).await);
+                }
+            }
+            replies
+        }));
+    }
+    for t in tasks {
+        for (is_error, text) in t.await.expect("client task") {
+            assert!(!is_error && text.starts_with("ok|"), "{text}");
+        }
+    }
+    let mut got = texts(&copyq, "mcp/workspace/conc");
+    got.sort();
+    let mut expected: Vec<String> = (0..clients)
+        .flat_map(|n| (0..each).map(move |m| format!("c{n}-m{m}")))
+        .collect();
+    expected.sort();
+    assert_eq!(got, expected, "every add exactly once");
+    assert!(
+        texts(&copyq, "mcp/workspace/del").is_empty(),
+        "each delete of index 0 removed one item"
+    );
+}
+
+/// Write, wait a second, SIGKILL CopyQ, restart it: the acknowledged writes are there.
+#[tokio::test]
+async fn acknowledged_writes_survive_a_crash() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .seed(
+            "mcp/workspace/crash",
+            &items(&["will change", "will go", "will move"]),
+        )
+        .expect("seed");
+    copyq
+        .seed("mcp/workspace/crash-old", &items(&["old"]))
+        .expect("seed");
+    copyq.eval("unload()", b"").expect("save the seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(&c, json!({"mode": "update", "tab": "workspace/crash", "index": 0, "field": "text", "text": "changed"})).await;
+    w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/crash", "index": 1}),
+    )
+    .await;
+    w(&c, json!({"mode": "move", "tab": "workspace/crash", "index": 1, "to_tab": "workspace/crash-target"})).await;
+    w(&c, json!({"mode": "add", "tab": "workspace/crash", "text": "added", "tags": ["t"], "note": "n"})).await;
+    w(
+        &c,
+        json!({"mode": "tab_create", "path": "workspace/crash-created"}),
+    )
+    .await;
+    w(
+        &c,
+        json!({"mode": "tab_delete", "path": "workspace/crash-old"}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(texts(&copyq, "mcp/workspace/crash"), ["added", "changed"]);
+    assert_eq!(texts(&copyq, "mcp/workspace/crash-target"), ["will move"]);
+    let tabs = copyq_tabs(&copyq);
+    assert!(
+        tabs.contains(&"mcp/workspace/crash-created".to_owned()),
+        "{tabs:?}"
+    );
+    assert!(
+        !tabs.contains(&"mcp/workspace/crash-old".to_owned()),
+        "{tabs:?}"
+    );
+    let got = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "item", "tab": "workspace/crash", "index": 0, "include_note": true}),
+    )
+    .await;
+    assert!(got.ends_with("\ntext:added\ntags:[t]\nnote:n"), "{got}");
+}
+
+/// A tab open in CopyQ's window cannot be unloaded; the write must still survive a crash.
+#[tokio::test]
+async fn writes_to_a_tab_open_in_copyq_survive_a_crash() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .seed("mcp/workspace/pinned", &items(&["first"]))
+        .expect("seed");
+    copyq
+        .eval("show('mcp/workspace/pinned')", b"")
+        .expect("show the tab");
+    let pinned = copyq
+        .eval("print(JSON.stringify(unload('mcp/workspace/pinned')))", b"")
+        .expect("unload");
+    assert_eq!(
+        pinned, "[]",
+        "the tab is visible, so CopyQ refuses to unload it"
+    );
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/pinned", "text": "while visible"}),
+    )
+    .await;
+    let delays = copyq
+        .eval("print(config('save_delay_ms_on_item_added'))", b"")
+        .expect("config");
+    assert_eq!(
+        delays, "300000",
+        "the save delay is restored after the write"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(
+        texts(&copyq, "mcp/workspace/pinned"),
+        ["while visible", "first"]
+    );
+}
+
+#[tokio::test]
+async fn odd_text_round_trips_byte_for_byte() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let big: String = "Длинный текст | с \"кавычками\" и \\ обратной чертой 😀\n".repeat(2700);
+    assert!(big.len() > 128 * 1024);
+    let samples = [
+        "pipe | pipe || end|".to_owned(),
+        "line1\nline2\r\nline3\n\n".to_owned(),
+        "quotes \" ' ` and backslashes \\ \\\\ \\n".to_owned(),
+        "emoji 😀👍🏽 🇷🇺 and Cyrillic: Съешь же ещё этих мягких французских булок".to_owned(),
+        "\ttabs\tand trailing spaces   ".to_owned(),
+        "tags:[fake]\nnote:fake".to_owned(),
+        big,
+    ];
+    for (i, text) in samples.iter().enumerate() {
+        let tab = format!("workspace/rt{i}");
+        let got = w(
+            &c,
+            json!({"mode": "add", "tab": tab, "text": text, "note": text}),
+        )
+        .await;
+        assert!(
+            got.contains(&format!("|text_len:{}|", text.chars().count())),
+            "{got}"
+        );
+        let read = ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "item", "tab": tab, "index": 0, "include_note": true}),
+        )
+        .await;
+        let header = format!("mode:item|tab:{tab}|full_path:mcp/{tab}|index:0\ntext:");
+        assert_eq!(
+            read,
+            format!("{header}{text}\ntags:[]\nnote:{text}"),
+            "sample {i}"
+        );
+        assert_eq!(
+            texts(&copyq, &format!("mcp/{tab}")),
+            std::slice::from_ref(text),
+            "CopyQ holds the same bytes"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_comma_tag_is_refused_not_split() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/tags", "text": "x", "tags": ["ok", "a,b"]}),
+    )
+    .await;
+    assert!(
+        got.starts_with("error|INVALID_PARAM|Tag 'a,b' contains a comma"),
+        "{got}"
+    );
+    assert!(
+        !copyq_tabs(&copyq).contains(&"mcp/workspace/tags".to_owned()),
+        "nothing was created"
+    );
+    w(&c, json!({"mode": "add", "tab": "workspace/tags", "text": "x", "tags": ["a b", "c;d", "deadline:2024-01"]})).await;
+    let got = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "item", "tab": "workspace/tags", "index": 0}),
+    )
+    .await;
+    assert!(got.ends_with("\ntags:[a b,c;d,deadline:2024-01]"), "{got}");
+}
