@@ -5,26 +5,27 @@ use std::net::SocketAddr;
 
 use crate::app::{Application, token_service};
 use crate::auth::Role;
+use crate::backend::Item;
 use crate::cli::stop_on_signal;
 use crate::config::Settings;
-use crate::sandbox::{PrivateCopyq, SeedItem};
+use crate::sandbox::PrivateCopyq;
 
-fn sample() -> Vec<(&'static str, Vec<SeedItem>)> {
+fn sample() -> Vec<(&'static str, Vec<Item>)> {
     vec![
         (
             "mcp/info",
             vec![
-                SeedItem::new(
+                Item::new(
                     "Release checklist: bump version, update CHANGELOG, tag, publish.\nThen announce.",
                     &["important", "task"],
                     "Reviewed 2026-11-01",
                 ),
-                SeedItem::new(
+                Item::new(
                     "API base URL for staging: https://staging.example.test/api",
                     &["doc", "api"],
                     "",
                 ),
-                SeedItem::new(
+                Item::new(
                     "TODO: rotate the backup key before December",
                     &["task", "todo"],
                     "",
@@ -34,17 +35,17 @@ fn sample() -> Vec<(&'static str, Vec<SeedItem>)> {
         (
             "mcp/заметки",
             vec![
-                SeedItem::new(
+                Item::new(
                     "Заметка о встрече: обсудили план на квартал",
                     &["встреча"],
                     "Следующая встреча в пятницу",
                 ),
-                SeedItem::new("Идея: хранить черновики в workspace", &[], ""),
+                Item::new("Идея: хранить черновики в workspace", &[], ""),
             ],
         ),
         (
             "mcp/workspace",
-            vec![SeedItem::new(
+            vec![Item::new(
                 "Проект Alpha: описание и ссылки",
                 &["project", "active"],
                 "",
@@ -53,8 +54,8 @@ fn sample() -> Vec<(&'static str, Vec<SeedItem>)> {
         (
             "mcp/workspace/project1",
             vec![
-                SeedItem::new("Задача 1: собрать требования", &["task", "todo"], ""),
-                SeedItem::new(
+                Item::new("Задача 1: собрать требования", &["task", "todo"], ""),
+                Item::new(
                     "Задача 2: написать прототип",
                     &["task"],
                     "Срок: до конца недели",
@@ -64,13 +65,13 @@ fn sample() -> Vec<(&'static str, Vec<SeedItem>)> {
         (
             "архив",
             vec![
-                SeedItem::new("Старые данные 2023 года", &["2023"], ""),
-                SeedItem::new("Важный документ: договор", &[], ""),
+                Item::new("Старые данные 2023 года", &["2023"], ""),
+                Item::new("Важный документ: договор", &[], ""),
             ],
         ),
         (
             "личное/проекты/web",
-            vec![SeedItem::new("TODO заметка про вёрстку", &["web"], "")],
+            vec![Item::new("TODO заметка про вёрстку", &["web"], "")],
         ),
     ]
 }

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 
-use serde::Serialize;
 use tempfile::TempDir;
 
+use crate::backend::Item;
 use crate::config::Settings;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,24 +38,6 @@ rm -rf "$2"
 "#;
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
-
-/// An item to seed: text, tags and note as CopyQ will store them.
-#[derive(Debug, Clone, Serialize)]
-pub struct SeedItem {
-    pub text: String,
-    pub tags: Vec<String>,
-    pub note: String,
-}
-
-impl SeedItem {
-    pub fn new(text: &str, tags: &[&str], note: &str) -> Self {
-        Self {
-            text: text.into(),
-            tags: tags.iter().map(|t| t.to_string()).collect(),
-            note: note.into(),
-        }
-    }
-}
 
 pub struct PrivateCopyq {
     dir: TempDir,
@@ -205,7 +187,7 @@ impl PrivateCopyq {
     }
 
     /// Put `items` into `tab` (created if missing) so that `items[0]` is row 0.
-    pub fn seed(&self, tab: &str, items: &[SeedItem]) -> io::Result<()> {
+    pub fn seed(&self, tab: &str, items: &[Item]) -> io::Result<()> {
         let req = serde_json::json!({ "tab": tab, "items": items });
         self.eval(SEED_SCRIPT, req.to_string().as_bytes())
             .map(|_| ())

@@ -113,7 +113,7 @@ async fn python_and_typescript_sdks() {
     copyq()
         .seed(
             "mcp/workspace/sdk",
-            &[SeedItem::new("from every SDK | ✓", &["sdk"], "")],
+            &[Item::new("from every SDK | ✓", &["sdk"], "")],
         )
         .expect("seed");
     let gw = gateway(copyq()).await;

@@ -18,20 +18,20 @@ fn seeded() -> &'static PrivateCopyq {
     let c = copyq();
     SEED.call_once(|| {
         let mut info = vec![
-            SeedItem::new(
+            Item::new(
                 "Первый элемент текст\nвторая строка",
                 &["important", "task"],
                 "Заметка к элементу.\nВторая строка.",
             ),
-            SeedItem::new(LONG, &[], ""),
-            SeedItem::new(SPECIAL, &[], ""),
+            Item::new(LONG, &[], ""),
+            Item::new(SPECIAL, &[], ""),
         ];
-        info.extend((3..25).map(|i| SeedItem::new(&format!("item {i}"), &[], "")));
-        let tabs: Vec<(&str, Vec<SeedItem>)> = vec![
+        info.extend((3..25).map(|i| Item::new(&format!("item {i}"), &[], "")));
+        let tabs: Vec<(&str, Vec<Item>)> = vec![
             ("mcp/info", info),
             (
                 "mcp/заметки",
-                vec![SeedItem::new(
+                vec![Item::new(
                     "Заметка о встрече TODO",
                     &[],
                     "встреча в пятницу",
@@ -39,30 +39,30 @@ fn seeded() -> &'static PrivateCopyq {
             ),
             (
                 "mcp/workspace",
-                vec![SeedItem::new("Проект Alpha", &["project", "active"], "")],
+                vec![Item::new("Проект Alpha", &["project", "active"], "")],
             ),
             (
                 "mcp/workspace/project1",
                 vec![
-                    SeedItem::new("TODO: исправить баг", &["bug", "todo"], ""),
-                    SeedItem::new("Описание проекта", &["doc"], ""),
+                    Item::new("TODO: исправить баг", &["bug", "todo"], ""),
+                    Item::new("Описание проекта", &["doc"], ""),
                 ],
             ),
             ("mcp/workspace/project1/deep", items(&["deep item"])),
             (
                 "архив",
                 vec![
-                    SeedItem::new("Старые данные", &["2023"], ""),
-                    SeedItem::new("Важный документ TODO", &[], "n"),
+                    Item::new("Старые данные", &["2023"], ""),
+                    Item::new("Важный документ TODO", &[], "n"),
                 ],
             ),
             (
                 "личное/проекты/web",
-                vec![SeedItem::new("web TODO", &["web"], "")],
+                vec![Item::new("web TODO", &["web"], "")],
             ),
             (
                 "regex-stress",
-                vec![SeedItem::new(&format!("{}!", "a".repeat(30_000)), &[], "")],
+                vec![Item::new(&format!("{}!", "a".repeat(30_000)), &[], "")],
             ),
         ];
         for (tab, items) in tabs {

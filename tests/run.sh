@@ -5,16 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-missing=()
-command -v copyq >/dev/null 2>&1 || missing+=(copyq)
-command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
-if ((${#missing[@]})); then
-    sudo=""
-    [[ $(id -u) -eq 0 ]] || sudo=sudo
-    echo "installing ${missing[*]} (apt-get)"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash deploy/install-copyq.sh
 bash tests/clients/install.sh
 
 cargo fmt --check

@@ -30,7 +30,7 @@ async fn a_full_tab_is_refused_not_evicted() {
             "mcp/workspace/full",
             &full
                 .iter()
-                .map(|t| SeedItem::new(t, &[], ""))
+                .map(|t| Item::new(t, &[], ""))
                 .collect::<Vec<_>>(),
         )
         .expect("seed");
@@ -98,7 +98,7 @@ async fn concurrent_clients_lose_and_duplicate_nothing() {
             "mcp/workspace/del",
             &seeded
                 .iter()
-                .map(|t| SeedItem::new(t, &[], ""))
+                .map(|t| Item::new(t, &[], ""))
                 .collect::<Vec<_>>(),
         )
         .expect("seed");

@@ -11,6 +11,14 @@ pub struct Item {
 }
 
 impl Item {
+    pub fn new(text: &str, tags: &[&str], note: &str) -> Self {
+        Self {
+            text: text.into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            note: note.into(),
+        }
+    }
+
     pub fn has_note(&self) -> bool {
         !self.note.is_empty()
     }

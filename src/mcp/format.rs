@@ -74,11 +74,7 @@ mod tests {
     use super::*;
 
     fn item(text: &str, tags: &[&str], note: &str) -> Item {
-        Item {
-            text: text.into(),
-            tags: tags.iter().map(|t| t.to_string()).collect(),
-            note: note.into(),
-        }
+        Item::new(text, tags, note)
     }
 
     const ALL: Show = Show {

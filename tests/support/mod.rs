@@ -6,8 +6,9 @@ use std::sync::OnceLock;
 
 use copyq_mcp::app::{Application, token_service};
 use copyq_mcp::auth::Role;
+pub use copyq_mcp::backend::Item;
 use copyq_mcp::config::Settings;
-pub use copyq_mcp::sandbox::{PrivateCopyq, SeedItem};
+pub use copyq_mcp::sandbox::PrivateCopyq;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -117,8 +118,8 @@ pub fn copyq_tabs(copyq: &PrivateCopyq) -> Vec<String> {
     serde_json::from_str(&out).expect("tab list")
 }
 
-pub fn items(texts: &[&str]) -> Vec<SeedItem> {
-    texts.iter().map(|t| SeedItem::new(t, &[], "")).collect()
+pub fn items(texts: &[&str]) -> Vec<Item> {
+    texts.iter().map(|t| Item::new(t, &[], "")).collect()
 }
 
 /// One raw JSON-RPC POST to /mcp, no session: (status, headers, body).

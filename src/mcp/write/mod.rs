@@ -111,3 +111,76 @@ async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
     tracing::info!(?persisted, "write acknowledged");
     Ok(ok(plan, done))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, Item, MemoryBackend};
+    use crate::clipboard::Roots;
+    use serde_json::json;
+
+    fn tools(max_items: usize) -> (Tools, MemoryBackend) {
+        let mem = MemoryBackend::with_tabs(vec![
+            ("mcp/info".into(), vec![Item::new("a", &[], ""), Item::new("b", &["t"], "n")]),
+            ("mcp/заметки".into(), vec![Item::new("z", &[], "")]),
+        ])
+        .with_max_items(max_items);
+        (Tools::new(Backend::Memory(mem.clone()), Roots::default()), mem)
+    }
+
+    fn args(v: serde_json::Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    fn texts(mem: &MemoryBackend, tab: &str) -> Vec<String> {
+        let req = crate::backend::ReadRequest {
+            tabs: crate::backend::TabSelector::Names { names: vec![tab.into()] },
+            skip: 0,
+            limit: None,
+            preview: None,
+            limits: false,
+        };
+        mem.read(&req).unwrap().pages.into_iter().flat_map(|p| p.items).map(|i| i.text).collect()
+    }
+
+    #[tokio::test]
+    async fn a_shifted_index_is_refused_not_misapplied() {
+        let (tools, mem) = tools(200);
+        let call = WriteCall::parse(&args(json!({"mode": "delete", "tab": "info", "index": 1})), &tools.roots).unwrap();
+        let planned = plan(&tools, &call.op).await.unwrap();
+        // Another writer adds an item between planning and executing: "b" is now at index 2.
+        mem.insert("mcp/info", &Item::new("new", &[], ""), 200).unwrap();
+        let got = execute(&tools, &planned).await.unwrap_err().line();
+        assert_eq!(
+            got,
+            "error|COPYQ_ERROR|Item 1 of 'info' changed in CopyQ while this write was being made; nothing was changed. Read it again and retry"
+        );
+        assert_eq!(texts(&mem, "mcp/info"), ["new", "a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn a_move_into_a_full_tab_keeps_the_item() {
+        let (tools, mem) = tools(2);
+        let got = call(&tools, &args(json!({"mode": "move", "tab": "заметки", "index": 0, "to_tab": "info"}))).await;
+        assert!(got.unwrap_err().line().contains("Tab 'info' is full"));
+        assert_eq!(texts(&mem, "mcp/заметки"), ["z"]);
+        assert_eq!(texts(&mem, "mcp/info"), ["a", "b"]);
+        let got = call(&tools, &args(json!({"mode": "move", "tab": "info", "index": 1, "to_tab": "заметки"}))).await;
+        assert_eq!(got.unwrap(), "ok|mode:move|from:mcp/info|to:mcp/заметки|new_index:0");
+        assert_eq!(texts(&mem, "mcp/заметки"), ["b", "z"]);
+    }
+
+    #[tokio::test]
+    async fn preview_and_validate_do_not_write() {
+        let (tools, mem) = tools(200);
+        for mode in [
+            json!({"mode": "add", "tab": "info", "text": "x", "intent": "preview"}),
+            json!({"mode": "delete", "tab": "info", "index": 0, "intent": "preview"}),
+            json!({"mode": "tab_delete", "path": "workspace/none", "intent": "preview"}),
+        ] {
+            let _ = call(&tools, &args(mode)).await;
+        }
+        let _ = check(&tools, &args(json!({"mode": "delete", "tab": "info", "index": 0}))).await.unwrap();
+        assert_eq!(texts(&mem, "mcp/info"), ["a", "b"]);
+    }
+}
