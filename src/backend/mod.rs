@@ -4,6 +4,7 @@
 mod cli;
 mod item;
 mod memory;
+pub mod socket;
 
 use std::time::Duration;
 

@@ -121,11 +121,17 @@ mod tests {
 
     fn tools(max_items: usize) -> (Tools, MemoryBackend) {
         let mem = MemoryBackend::with_tabs(vec![
-            ("mcp/info".into(), vec![Item::new("a", &[], ""), Item::new("b", &["t"], "n")]),
+            (
+                "mcp/info".into(),
+                vec![Item::new("a", &[], ""), Item::new("b", &["t"], "n")],
+            ),
             ("mcp/заметки".into(), vec![Item::new("z", &[], "")]),
         ])
         .with_max_items(max_items);
-        (Tools::new(Backend::Memory(mem.clone()), Roots::default()), mem)
+        (
+            Tools::new(Backend::Memory(mem.clone()), Roots::default()),
+            mem,
+        )
     }
 
     fn args(v: serde_json::Value) -> Map<String, Value> {
@@ -134,22 +140,35 @@ mod tests {
 
     fn texts(mem: &MemoryBackend, tab: &str) -> Vec<String> {
         let req = crate::backend::ReadRequest {
-            tabs: crate::backend::TabSelector::Names { names: vec![tab.into()] },
+            tabs: crate::backend::TabSelector::Names {
+                names: vec![tab.into()],
+            },
             skip: 0,
             limit: None,
             preview: None,
             limits: false,
         };
-        mem.read(&req).unwrap().pages.into_iter().flat_map(|p| p.items).map(|i| i.text).collect()
+        mem.read(&req)
+            .unwrap()
+            .pages
+            .into_iter()
+            .flat_map(|p| p.items)
+            .map(|i| i.text)
+            .collect()
     }
 
     #[tokio::test]
     async fn a_shifted_index_is_refused_not_misapplied() {
         let (tools, mem) = tools(200);
-        let call = WriteCall::parse(&args(json!({"mode": "delete", "tab": "info", "index": 1})), &tools.roots).unwrap();
+        let call = WriteCall::parse(
+            &args(json!({"mode": "delete", "tab": "info", "index": 1})),
+            &tools.roots,
+        )
+        .unwrap();
         let planned = plan(&tools, &call.op).await.unwrap();
         // Another writer adds an item between planning and executing: "b" is now at index 2.
-        mem.insert("mcp/info", &Item::new("new", &[], ""), 200).unwrap();
+        mem.insert("mcp/info", &Item::new("new", &[], ""), 200)
+            .unwrap();
         let got = execute(&tools, &planned).await.unwrap_err().line();
         assert_eq!(
             got,
@@ -161,12 +180,23 @@ mod tests {
     #[tokio::test]
     async fn a_move_into_a_full_tab_keeps_the_item() {
         let (tools, mem) = tools(2);
-        let got = call(&tools, &args(json!({"mode": "move", "tab": "заметки", "index": 0, "to_tab": "info"}))).await;
+        let got = call(
+            &tools,
+            &args(json!({"mode": "move", "tab": "заметки", "index": 0, "to_tab": "info"})),
+        )
+        .await;
         assert!(got.unwrap_err().line().contains("Tab 'info' is full"));
         assert_eq!(texts(&mem, "mcp/заметки"), ["z"]);
         assert_eq!(texts(&mem, "mcp/info"), ["a", "b"]);
-        let got = call(&tools, &args(json!({"mode": "move", "tab": "info", "index": 1, "to_tab": "заметки"}))).await;
-        assert_eq!(got.unwrap(), "ok|mode:move|from:mcp/info|to:mcp/заметки|new_index:0");
+        let got = call(
+            &tools,
+            &args(json!({"mode": "move", "tab": "info", "index": 1, "to_tab": "заметки"})),
+        )
+        .await;
+        assert_eq!(
+            got.unwrap(),
+            "ok|mode:move|from:mcp/info|to:mcp/заметки|new_index:0"
+        );
         assert_eq!(texts(&mem, "mcp/заметки"), ["b", "z"]);
     }
 
@@ -180,7 +210,12 @@ mod tests {
         ] {
             let _ = call(&tools, &args(mode)).await;
         }
-        let _ = check(&tools, &args(json!({"mode": "delete", "tab": "info", "index": 0}))).await.unwrap();
+        let _ = check(
+            &tools,
+            &args(json!({"mode": "delete", "tab": "info", "index": 0})),
+        )
+        .await
+        .unwrap();
         assert_eq!(texts(&mem, "mcp/info"), ["a", "b"]);
     }
 }
