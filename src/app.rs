@@ -8,16 +8,20 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{TokenService, load_or_create_key};
+use crate::auth::{AuthState, TokenService, load_or_create_key};
 use crate::backend::{Backend, CliBackend, CliConfig};
 use crate::clipboard::Roots;
 use crate::config::Settings;
 use crate::mcp::Tools;
+use crate::oauth::{OAuthState, RedirectPolicy};
+use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("signing key: {0}")]
     Key(std::io::Error),
+    #[error("{0}")]
+    Store(#[from] StoreError),
     #[error("tokens: {0}")]
     Tokens(#[from] crate::auth::AuthError),
     #[error("cannot listen on {addr}: {source}")]
@@ -27,14 +31,19 @@ pub enum StartError {
     },
 }
 
-/// The token service for these settings: inline key, key file, or a key generated in the data dir.
-pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
-    let key = if settings.auth.signing_key.is_empty() {
+/// The signing key for these settings: inline, from a key file, or generated in the data dir.
+fn signing_key(settings: &Settings) -> Result<Vec<u8>, StartError> {
+    if settings.auth.signing_key.is_empty() {
         load_or_create_key(&settings.signing_key_path())
     } else {
         crate::auth::inline_key(&settings.auth.signing_key)
     }
-    .map_err(StartError::Key)?;
+    .map_err(StartError::Key)
+}
+
+/// The token service for tokens issued from the command line (audience `auth.audience`).
+pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
+    let key = signing_key(settings)?;
     Ok(TokenService::new(
         &key,
         &settings.auth.issuer,
@@ -65,18 +74,41 @@ impl Application {
     }
 
     pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
-        let tokens = Arc::new(token_service(settings)?);
+        let store = Arc::new(Store::open(&settings.data_dir())?);
+        let addr = settings.server.bind;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let base = settings.public_url(listener.local_addr().unwrap_or(addr));
+        let resource = format!("{base}/mcp");
+        let key = signing_key(settings)?;
+        let tokens = Arc::new(TokenService::with_audiences(
+            &key,
+            &settings.auth.issuer,
+            &settings.auth.audience,
+            &[&resource],
+        )?);
+        let oauth = settings.oauth.enabled.then(|| {
+            Arc::new(OAuthState::new(
+                store.clone(),
+                tokens.clone(),
+                base,
+                settings.access_token_ttl(),
+                settings.refresh_token_ttl(),
+                RedirectPolicy::new(settings.oauth.redirect_origins.clone()),
+                settings.oauth.max_clients,
+            ))
+        });
+        let metadata = oauth.as_ref().map(|o| o.resource_metadata_url());
+        let auth = AuthState::new(tokens, store, metadata.as_deref());
         let roots = Roots::new(
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
         let tools = Arc::new(Tools::new(backend, roots));
         let shutdown = CancellationToken::new();
-        let router = crate::http::router(tools, tokens, &settings.server, shutdown.child_token());
-        let addr = settings.server.bind;
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| StartError::Bind { addr, source })?;
+        let router =
+            crate::http::router(tools, auth, oauth, &settings.server, shutdown.child_token());
         Ok(Self {
             listener,
             router,

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::app::{Application, token_service};
+use crate::app::Application;
 use crate::auth::{Role, parse_ttl};
 use crate::config::{Overrides, Settings};
+use crate::owner;
 
 #[derive(Parser)]
 #[command(
@@ -46,11 +47,45 @@ enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// The owner's passphrase, asked on the consent page when an app connects through OAuth.
+    Passphrase {
+        #[command(subcommand)]
+        command: PassphraseCommand,
+    },
+    /// Apps connected through OAuth (Claude, ChatGPT, ...).
+    Clients {
+        #[command(subcommand)]
+        command: ClientsCommand,
+    },
     /// Start a private headless CopyQ with sample tabs and serve the gateway against it.
     Demo {
         /// Address to listen on (default 127.0.0.1:8765).
         #[arg(long, value_name = "ADDR")]
         bind: Option<SocketAddr>,
+    },
+}
+
+#[derive(Subcommand)]
+enum PassphraseCommand {
+    /// Set it: asked twice on a terminal, read from stdin when piped.
+    Set {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Subcommand)]
+enum ClientsCommand {
+    /// Connected apps with their role and last use.
+    List {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Disconnect an app (by client id, or every app of that name): its tokens stop working.
+    Revoke {
+        #[command(flatten)]
+        common: Common,
+        id_or_name: String,
     },
 }
 
@@ -69,6 +104,17 @@ enum TokenCommand {
         /// Lifetime, e.g. 30d, 12h; without it the token does not expire.
         #[arg(long, value_parser = parse_ttl)]
         ttl: Option<std::time::Duration>,
+    },
+    /// Tokens issued with `token issue`.
+    List {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Revoke tokens by id, or all tokens issued to a name: they stop working on the next request.
+    Revoke {
+        #[command(flatten)]
+        common: Common,
+        id_or_name: String,
     },
 }
 
@@ -96,23 +142,33 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve { common, bind } => serve(load(&common, bind)?).await,
-            Command::Token {
-                command:
-                    TokenCommand::Issue {
-                        common,
-                        role,
-                        name,
-                        ttl,
-                    },
-            } => {
-                let settings = load(&common, None)?;
-                let token = token_service(&settings)
-                    .map_err(|e| e.to_string())?
-                    .issue(&name, role, ttl)
-                    .map_err(|e| e.to_string())?;
-                println!("{token}");
-                Ok(())
-            }
+            Command::Token { command } => match command {
+                TokenCommand::Issue {
+                    common,
+                    role,
+                    name,
+                    ttl,
+                } => {
+                    println!(
+                        "{}",
+                        owner::issue_token(&load(&common, None)?, &name, role, ttl)?
+                    );
+                    Ok(())
+                }
+                TokenCommand::List { common } => owner::list_tokens(&load(&common, None)?),
+                TokenCommand::Revoke { common, id_or_name } => {
+                    owner::revoke_token(&load(&common, None)?, &id_or_name)
+                }
+            },
+            Command::Passphrase {
+                command: PassphraseCommand::Set { common },
+            } => owner::set_passphrase(&load(&common, None)?),
+            Command::Clients { command } => match command {
+                ClientsCommand::List { common } => owner::list_clients(&load(&common, None)?),
+                ClientsCommand::Revoke { common, id_or_name } => {
+                    owner::revoke_client(&load(&common, None)?, &id_or_name)
+                }
+            },
             Command::Demo { bind } => crate::demo::run(bind).await,
         }
     });

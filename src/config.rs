@@ -25,6 +25,7 @@ pub struct Settings {
     pub data_dir: String,
     pub server: ServerSettings,
     pub auth: AuthSettings,
+    pub oauth: OAuthSettings,
     pub copyq: CopyqSettings,
     pub clipboard: ClipboardSettings,
     pub log: LogSettings,
@@ -37,6 +38,17 @@ pub struct ServerSettings {
     pub allowed_hosts: Vec<String>,
     pub sessions: bool,
     pub max_body_bytes: usize,
+    pub public_url: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSettings {
+    pub enabled: bool,
+    pub access_token_ttl: String,
+    pub refresh_token_ttl: String,
+    pub redirect_origins: Vec<String>,
+    pub max_clients: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -166,6 +178,28 @@ impl Settings {
                 &format!("'{n}' is not one of clipboard.roots"),
             );
         }
+        for (key, value) in [
+            ("oauth.access_token_ttl", &self.oauth.access_token_ttl),
+            ("oauth.refresh_token_ttl", &self.oauth.refresh_token_ttl),
+        ] {
+            if humantime::parse_duration(value).is_err() {
+                return bad(key, "not a duration such as 15m, 1h or 30d");
+            }
+        }
+        if !self.server.public_url.is_empty() {
+            match url::Url::parse(&self.server.public_url) {
+                Ok(u)
+                    if matches!(u.scheme(), "http" | "https")
+                        && u.query().is_none()
+                        && u.fragment().is_none() => {}
+                _ => {
+                    return bad(
+                        "server.public_url",
+                        "must be an http(s) URL without query or fragment",
+                    );
+                }
+            }
+        }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
             return bad("log.level", "not a valid log filter");
         }
@@ -191,6 +225,27 @@ impl Settings {
         } else {
             PathBuf::from(&self.auth.signing_key_file)
         }
+    }
+
+    /// The base URL clients see: `server.public_url`, else `http://<addr>` for the bound address.
+    pub fn public_url(&self, bound: std::net::SocketAddr) -> String {
+        if !self.server.public_url.is_empty() {
+            return self.server.public_url.trim_end_matches('/').to_owned();
+        }
+        let mut addr = bound;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(std::net::IpAddr::from([127, 0, 0, 1]));
+        }
+        format!("http://{addr}")
+    }
+
+    pub fn access_token_ttl(&self) -> Duration {
+        humantime::parse_duration(&self.oauth.access_token_ttl).unwrap_or(Duration::from_secs(3600))
+    }
+
+    pub fn refresh_token_ttl(&self) -> Duration {
+        humantime::parse_duration(&self.oauth.refresh_token_ttl)
+            .unwrap_or(Duration::from_secs(30 * 86400))
     }
 
     pub fn copyq_timeout(&self) -> Duration {

@@ -23,4 +23,7 @@ pub mod demo;
 pub mod http;
 pub mod logging;
 pub mod mcp;
+pub mod oauth;
+pub mod owner;
 pub mod sandbox;
+pub mod store;

@@ -214,3 +214,90 @@ fn bad_configuration_names_the_key() {
     let e = start_error(&["--config", "/nonexistent/copyq-mcp.toml"], &[]);
     assert!(e.contains("not found"), "{e}");
 }
+
+fn run(args: &[&str], data: &std::path::Path, stdin: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    if let Some(mut i) = child.stdin.take() {
+        let _ = i.write_all(stdin.as_bytes());
+    }
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn owner_commands_revoke_on_the_next_request() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let d = data.path();
+    let (ok_, _, err) = run(&["passphrase", "set"], d, "short\n");
+    assert!(!ok_ && err.contains("at least 8 characters"), "{err}");
+    let (ok_, _, err) = run(&["passphrase", "set"], d, "a long enough passphrase\n");
+    assert!(ok_, "{err}");
+    let store = copyq_mcp::store::Store::open(d).expect("store");
+    let phc = store.passphrase_hash().expect("read").expect("set");
+    assert!(phc.starts_with("$argon2id$") && !phc.contains("a long enough passphrase"));
+    assert!(copyq_mcp::oauth::passphrase::verify(
+        "a long enough passphrase",
+        &phc
+    ));
+
+    let laptop = token(d, "write", "laptop");
+    let script = token(d, "read", "script");
+    let (ok_, listing, _) = run(&["token", "list"], d, "");
+    assert!(
+        ok_ && listing.contains("laptop")
+            && listing.contains("script")
+            && listing.contains("active"),
+        "{listing}"
+    );
+    assert!(
+        !listing.contains(&laptop),
+        "the list never shows tokens themselves"
+    );
+
+    let (child, url) = serve(copyq(), d);
+    let tools_list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    assert_eq!(
+        raw_post(&url, Some(&laptop), tools_list.clone()).await.0,
+        200
+    );
+    let (ok_, _, err) = run(&["token", "revoke", "laptop"], d, "");
+    assert!(ok_, "{err}");
+    assert_eq!(
+        raw_post(&url, Some(&laptop), tools_list.clone()).await.0,
+        401,
+        "revoked by name"
+    );
+    assert_eq!(
+        raw_post(&url, Some(&script), tools_list.clone()).await.0,
+        200,
+        "others unaffected"
+    );
+    let (ok_, listing, _) = run(&["token", "list"], d, "");
+    assert!(
+        ok_ && listing
+            .lines()
+            .any(|l| l.contains("laptop") && l.ends_with("revoked")),
+        "{listing}"
+    );
+    let (ok_, _, err) = run(&["token", "revoke", "nobody"], d, "");
+    assert!(!ok_ && err.contains("no active token"), "{err}");
+
+    let (ok_, listing, _) = run(&["clients", "list"], d, "");
+    assert!(ok_ && listing.starts_with("CLIENT"), "{listing}");
+    let (ok_, _, err) = run(&["clients", "revoke", "nobody"], d, "");
+    assert!(!ok_ && err.contains("no connected app"), "{err}");
+    let _ = terminate(child);
+}

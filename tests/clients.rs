@@ -216,3 +216,89 @@ async fn conformance_suite_server_scenarios() {
     let (passed, report) = conformance(&sessions.url, &sessions.read).await;
     assert!(passed, "conformance (sessions):\n{report}");
 }
+
+const PASSPHRASE: &str = "correct horse battery staple";
+
+async fn oauth_gateway(access_ttl: &str) -> Gateway {
+    let ttl = access_ttl.to_owned();
+    let gw = gateway_with(copyq(), move |s| s.oauth.access_token_ttl = ttl).await;
+    let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
+    let hash = copyq_mcp::oauth::passphrase::hash(PASSPHRASE).expect("hash");
+    store.set_passphrase_hash(&hash).expect("passphrase");
+    gw
+}
+
+/// The Python SDK's own OAuth client runs the whole flow headlessly, from a bare 401 to a refreshed
+/// token, posting the consent form as the owner would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_oauth_flow() {
+    ensure_installed();
+    let gw = oauth_gateway("3s").await;
+    for (python, role, tools) in [
+        (
+            "py1",
+            "write",
+            vec!["mcp_read", "mcp_write", "mcp_validate"],
+        ),
+        ("py2", "read", vec!["mcp_read", "mcp_validate"]),
+    ] {
+        let mut cmd = Command::new(clients_dir().join(python).join("bin/python"));
+        cmd.arg(repo().join("tests/clients/py_oauth.py"))
+            .args([
+                "--url",
+                &gw.url,
+                "--passphrase",
+                PASSPHRASE,
+                "--role",
+                role,
+                "--refresh-after",
+                "4",
+            ])
+            .args(["--call", "mcp_read", r#"{"mode": "tree", "max_items": 0}"#]);
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("join")
+            .expect("run py_oauth");
+        assert!(
+            out.status.success(),
+            "{python}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(v["tools"], json!(tools), "{python}: {v}");
+        assert_eq!(v["call"]["isError"], json!(false), "{python}: {v}");
+        assert_eq!(v["after_refresh"]["isError"], json!(false), "{python}: {v}");
+        assert_eq!(
+            v["grants"],
+            json!(["authorization_code", "refresh_token"]),
+            "{python}: refreshed, not re-consented: {v}"
+        );
+        assert_eq!(v["authorizations"], json!(1), "{python}: {v}");
+        assert_eq!(v["iss"], json!(gw.base), "{python}: {v}");
+    }
+}
+
+/// The conformance suite's authorization-server scenarios, with the consent step automated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite_authorization_server() {
+    ensure_installed();
+    let gw = oauth_gateway("1h").await;
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo().join("tests/clients/conformance_auth.sh"))
+        .args([gw.base.as_str(), PASSPHRASE])
+        .env("CLIENTS_DIR", clients_dir());
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("run");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "conformance authorization:\n{report}");
+    assert!(
+        report.contains("PASS  suite:authorization-code-grant"),
+        "{report}"
+    );
+}

@@ -1,5 +1,6 @@
-//! The bearer check in front of `/mcp`. A valid token puts a [`Principal`](super::Principal) on the
-//! request; anything else is a 401 with `WWW-Authenticate` that says nothing about why.
+//! The bearer check in front of `/mcp`. A valid, unrevoked token puts a [`Principal`] on the
+//! request; anything else is a 401 with `WWW-Authenticate` (pointing OAuth clients at the
+//! protected-resource metadata) that says nothing about why.
 
 use std::sync::Arc;
 
@@ -8,7 +9,72 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::TokenService;
+use super::{Principal, TokenService};
+use crate::store::Store;
+
+/// What the bearer check needs.
+#[derive(Debug, Clone)]
+pub struct AuthState {
+    pub tokens: Arc<TokenService>,
+    pub store: Arc<Store>,
+    /// `WWW-Authenticate` for a request without a token.
+    pub challenge: HeaderValue,
+    /// `WWW-Authenticate` for a request with a bad token.
+    pub challenge_invalid: HeaderValue,
+}
+
+impl AuthState {
+    /// `resource_metadata`: the URL of the protected-resource metadata, when OAuth is on.
+    pub fn new(
+        tokens: Arc<TokenService>,
+        store: Arc<Store>,
+        resource_metadata: Option<&str>,
+    ) -> Self {
+        let base = match resource_metadata {
+            Some(url) => format!(r#"Bearer resource_metadata="{url}""#),
+            None => r#"Bearer realm="copyq-mcp""#.to_owned(),
+        };
+        let value = |s: String| {
+            HeaderValue::from_str(&s).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+        };
+        Self {
+            tokens,
+            store,
+            challenge: value(base.clone()),
+            challenge_invalid: value(format!(r#"{base}, error="invalid_token""#)),
+        }
+    }
+
+    /// The caller of a request with this bearer token, if the token is valid and not revoked. The
+    /// error is the 503 answer itself.
+    #[allow(clippy::result_large_err)]
+    fn principal(&self, token: &str) -> Result<Option<Principal>, Response> {
+        let Ok(principal) = self.tokens.verify(token) else {
+            return Ok(None);
+        };
+        match self
+            .store
+            .token_allowed(&principal.token_id, principal.grant.as_deref())
+        {
+            Ok(true) => {
+                if let Some(grant) = &principal.grant
+                    && let Err(e) = self.store.touch_grant(grant)
+                {
+                    tracing::warn!(error = %e, "cannot record the grant's last use");
+                }
+                Ok(Some(principal))
+            }
+            Ok(false) => {
+                tracing::debug!(sub = %principal.subject, "revoked token refused");
+                Ok(None)
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "token store unavailable");
+                Err((StatusCode::SERVICE_UNAVAILABLE, "Token store unavailable\n").into_response())
+            }
+        }
+    }
+}
 
 /// The token from `Authorization: Bearer <token>` (scheme case-insensitive).
 fn bearer(req: &Request) -> Option<&str> {
@@ -20,28 +86,27 @@ fn bearer(req: &Request) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-fn unauthorized(challenge: &'static str) -> Response {
+fn unauthorized(challenge: &HeaderValue) -> Response {
     let mut res = (StatusCode::UNAUTHORIZED, "Unauthorized\n").into_response();
-    res.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
-    );
+    res.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, challenge.clone());
     res
 }
 
 pub async fn require_bearer(
-    State(tokens): State<Arc<TokenService>>,
+    State(auth): State<AuthState>,
     mut req: Request,
     next: Next,
 ) -> Response {
     let Some(token) = bearer(&req) else {
-        return unauthorized(r#"Bearer realm="copyq-mcp""#);
+        return unauthorized(&auth.challenge);
     };
-    match tokens.verify(token) {
-        Ok(principal) => {
+    match auth.principal(token) {
+        Ok(Some(principal)) => {
             req.extensions_mut().insert(principal);
             next.run(req).await
         }
-        Err(_) => unauthorized(r#"Bearer realm="copyq-mcp", error="invalid_token""#),
+        Ok(None) => unauthorized(&auth.challenge_invalid),
+        Err(response) => response,
     }
 }

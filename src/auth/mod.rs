@@ -8,8 +8,8 @@ mod token;
 use serde::{Deserialize, Serialize};
 
 pub use keys::{Secret, inline_key, load_or_create_key};
-pub use middleware::require_bearer;
-pub use token::{AuthError, TokenService, parse_ttl};
+pub use middleware::{AuthState, require_bearer};
+pub use token::{AuthError, Issued, TokenService, TokenSpec, parse_ttl};
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,4 +43,6 @@ pub struct Principal {
     pub role: Role,
     /// The token's `jti`, for revocation.
     pub token_id: String,
+    /// The OAuth grant it was issued under, if any.
+    pub grant: Option<String>,
 }

@@ -31,6 +31,29 @@ struct Claims {
     jti: String,
     iss: String,
     aud: String,
+    /// The OAuth grant the token was issued under, if any: revoking it revokes the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gid: Option<String>,
+}
+
+/// What a new token says: who, which role, for how long, for which audience and grant.
+#[derive(Debug, Clone)]
+pub struct TokenSpec<'a> {
+    pub subject: &'a str,
+    pub role: Role,
+    pub ttl: Option<Duration>,
+    /// `None`: the configured audience (tokens for scripts); OAuth tokens name the resource URL.
+    pub audience: Option<&'a str>,
+    pub grant: Option<&'a str>,
+}
+
+/// A token and the facts worth recording about it.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    pub token: String,
+    pub jti: String,
+    pub iat: u64,
+    pub exp: Option<u64>,
 }
 
 /// Signs and checks tokens for one issuer and audience.
@@ -58,10 +81,22 @@ fn now() -> u64 {
 }
 
 impl TokenService {
+    /// Tokens are issued for `audience` by default; any of `audience` and `also_accepted` verifies.
     pub fn new(key: &[u8], issuer: &str, audience: &str) -> Result<Self, AuthError> {
+        Self::with_audiences(key, issuer, audience, &[])
+    }
+
+    pub fn with_audiences(
+        key: &[u8],
+        issuer: &str,
+        audience: &str,
+        also_accepted: &[&str],
+    ) -> Result<Self, AuthError> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_issuer(&[issuer]);
-        validation.set_audience(&[audience]);
+        let mut audiences = vec![audience];
+        audiences.extend_from_slice(also_accepted);
+        validation.set_audience(&audiences);
         validation.set_required_spec_claims(&["sub", "iss", "aud"]);
         validation.validate_exp = true;
         validation.leeway = 0;
@@ -82,20 +117,38 @@ impl TokenService {
         role: Role,
         ttl: Option<Duration>,
     ) -> Result<String, AuthError> {
+        let spec = TokenSpec {
+            subject,
+            role,
+            ttl,
+            audience: None,
+            grant: None,
+        };
+        self.issue_spec(&spec).map(|i| i.token)
+    }
+
+    pub fn issue_spec(&self, spec: &TokenSpec<'_>) -> Result<Issued, AuthError> {
         let iat = now();
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|e| AuthError::Signing(e.to_string()))?;
         let claims = Claims {
-            sub: subject.to_owned(),
-            role,
+            sub: spec.subject.to_owned(),
+            role: spec.role,
             iat,
-            exp: ttl.map(|t| iat.saturating_add(t.as_secs())),
+            exp: spec.ttl.map(|t| iat.saturating_add(t.as_secs())),
             jti: URL_SAFE_NO_PAD.encode(id),
             iss: self.issuer.clone(),
-            aud: self.audience.clone(),
+            aud: spec.audience.unwrap_or(&self.audience).to_owned(),
+            gid: spec.grant.map(str::to_owned),
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
-            .map_err(|e| AuthError::Signing(e.to_string()))
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(|e| AuthError::Signing(e.to_string()))?;
+        Ok(Issued {
+            token,
+            jti: claims.jti,
+            iat,
+            exp: claims.exp,
+        })
     }
 
     pub fn verify(&self, token: &str) -> Result<Principal, AuthError> {
@@ -109,6 +162,7 @@ impl TokenService {
             subject: c.sub,
             role: c.role,
             token_id: c.jti,
+            grant: c.gid,
         })
     }
 }

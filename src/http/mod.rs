@@ -1,5 +1,5 @@
-//! The HTTP surface: `/mcp` (rmcp's Streamable HTTP service behind the bearer check) and
-//! `/healthz` (no auth). Nothing else answers.
+//! The HTTP surface: `/mcp` (rmcp's Streamable HTTP service behind the bearer check),
+//! `/healthz` (no auth) and, when enabled, the OAuth endpoints. Nothing else answers.
 
 mod health;
 
@@ -14,9 +14,10 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
-use crate::auth::{TokenService, require_bearer};
+use crate::auth::{AuthState, require_bearer};
 use crate::config::ServerSettings;
 use crate::mcp::{CopyqMcp, Tools};
+use crate::oauth::OAuthState;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -39,7 +40,8 @@ fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
 
 pub fn router(
     tools: Arc<Tools>,
-    tokens: Arc<TokenService>,
+    auth: AuthState,
+    oauth: Option<Arc<OAuthState>>,
     server: &ServerSettings,
     shutdown: CancellationToken,
 ) -> Router {
@@ -60,10 +62,13 @@ pub fn router(
     );
     let protected = Router::new()
         .route_service("/mcp", mcp)
-        .route_layer(from_fn_with_state(tokens, require_bearer));
-    Router::new()
+        .route_layer(from_fn_with_state(auth, require_bearer));
+    let mut app = Router::new()
         .route("/healthz", get(health::healthz))
         .with_state(tools)
-        .merge(protected)
-        .layer(TraceLayer::new_for_http())
+        .merge(protected);
+    if let Some(oauth) = oauth {
+        app = app.merge(crate::oauth::router(oauth));
+    }
+    app.layer(TraceLayer::new_for_http())
 }

@@ -1,0 +1,136 @@
+//! Dynamic client registration (RFC 7591): public clients (`none`) and confidential ones
+//! (`client_secret_post` / `client_secret_basic`), with validated redirect URIs.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::{OAuthState, error, no_store};
+use crate::store::{NewClient, now, random_token};
+
+const METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
+const MAX_NAME_CHARS: usize = 200;
+
+fn bad(description: &str) -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "invalid_client_metadata",
+        description,
+    )
+}
+
+fn strings(v: &Value, key: &str) -> Result<Option<Vec<String>>, Response> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad(&format!("{key} must be an array of strings")))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(_) => Err(bad(&format!("{key} must be an array of strings"))),
+    }
+}
+
+pub async fn register(State(s): State<Arc<OAuthState>>, body: Bytes) -> Response {
+    match register_inner(&s, &body) {
+        Ok(r) | Err(r) => r,
+    }
+}
+
+fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
+    let meta: Value =
+        serde_json::from_slice(body).map_err(|_| bad("the body must be a JSON object"))?;
+    if !meta.is_object() {
+        return Err(bad("the body must be a JSON object"));
+    }
+    let redirect_uris = strings(&meta, "redirect_uris")?.unwrap_or_default();
+    if redirect_uris.is_empty() {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            "invalid_redirect_uri",
+            "redirect_uris is required",
+        ));
+    }
+    for uri in &redirect_uris {
+        s.redirects
+            .check(uri)
+            .map_err(|why| error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &why))?;
+    }
+    let method = match meta.get("token_endpoint_auth_method") {
+        None | Some(Value::Null) => "client_secret_basic".to_owned(),
+        Some(Value::String(m)) if METHODS.contains(&m.as_str()) => m.clone(),
+        Some(_) => {
+            return Err(bad(
+                "token_endpoint_auth_method must be none, client_secret_post or client_secret_basic",
+            ));
+        }
+    };
+    let grant_types =
+        strings(&meta, "grant_types")?.unwrap_or_else(|| vec!["authorization_code".into()]);
+    if grant_types
+        .iter()
+        .any(|g| g != "authorization_code" && g != "refresh_token")
+    {
+        return Err(bad(
+            "grant_types may only hold authorization_code and refresh_token",
+        ));
+    }
+    let response_types = strings(&meta, "response_types")?.unwrap_or_else(|| vec!["code".into()]);
+    if response_types.iter().any(|r| r != "code") {
+        return Err(bad("response_types may only hold code"));
+    }
+    let name = match meta.get("client_name") {
+        Some(Value::String(n)) => n
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MAX_NAME_CHARS)
+            .collect(),
+        _ => "Unnamed client".to_owned(),
+    };
+    let store_err = |e: crate::store::StoreError| {
+        tracing::error!(error = %e, "registration failed");
+        error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            "the gateway's state database is unavailable",
+        )
+    };
+    if s.store.client_count().map_err(store_err)? >= s.max_clients {
+        return Err(bad(
+            "the gateway holds its maximum number of clients; the owner can remove some with `copyq-mcp clients revoke`",
+        ));
+    }
+    let secret = (method != "none").then(random_token);
+    let client = NewClient {
+        name: name.clone(),
+        redirect_uris: redirect_uris.clone(),
+        auth_method: method.clone(),
+        secret: secret.clone(),
+    };
+    let client_id = s.store.register_client(&client).map_err(store_err)?;
+    tracing::info!(client = %name, method = %method, "client registered");
+    let mut reply = json!({
+        "client_id": client_id,
+        "client_id_issued_at": now(),
+        "client_name": name,
+        "redirect_uris": redirect_uris,
+        "grant_types": grant_types,
+        "response_types": response_types,
+        "token_endpoint_auth_method": method,
+    });
+    if let Some(secret) = secret {
+        reply["client_secret"] = json!(secret);
+        reply["client_secret_expires_at"] = json!(0);
+    }
+    let mut res = (StatusCode::CREATED, axum::Json(reply)).into_response();
+    no_store(&mut res);
+    Ok(res)
+}

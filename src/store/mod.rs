@@ -1,0 +1,182 @@
+//! The gateway's state that must survive restarts, in SQLite in the data dir: registered OAuth
+//! clients, grants, authorization codes and refresh tokens (hashes only), issued tokens and their
+//! revocation, and the owner's passphrase hash. Shared by the server and the owner's CLI commands,
+//! which may run in other processes (WAL mode, busy timeout).
+
+mod grants;
+mod tokens;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+pub use grants::{ClientInfo, CodeRecord, GrantInfo, NewClient, Taken};
+pub use tokens::TokenInfo;
+
+const FILE: &str = "copyq-mcp.db";
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS clients (
+  client_id TEXT PRIMARY KEY, secret_hash TEXT, auth_method TEXT NOT NULL, name TEXT NOT NULL,
+  redirect_uris TEXT NOT NULL, created INTEGER NOT NULL, last_used INTEGER);
+CREATE TABLE IF NOT EXISTS grants (
+  grant_id TEXT PRIMARY KEY, client_id TEXT NOT NULL, role TEXT NOT NULL, created INTEGER NOT NULL,
+  last_used INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS codes (
+  code_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
+  challenge TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS refresh_tokens (
+  token_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS tokens (
+  jti TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL, grant_id TEXT, created INTEGER NOT NULL,
+  expires INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+";
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The database could not be opened or used: a clear message for the owner, a 503 for clients.
+    #[error("state database {path}: {source}")]
+    Db {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+pub fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+pub fn secs(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+}
+
+/// A new random secret: 32 bytes, base64url.
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    // getrandom only fails where the OS has no entropy source at all; then nothing is safe to issue.
+    if getrandom::fill(&mut bytes).is_err() {
+        panic!("the operating system's random source is unavailable");
+    }
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// How secrets (codes, refresh tokens, client secrets) are stored: SHA-256, hex. They are 256-bit
+/// random values, so a fast hash is enough.
+pub fn hash(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Store {
+    /// Open (creating if needed) the database in `data_dir`, mode 0600.
+    pub fn open(data_dir: &Path) -> Result<Self> {
+        let path = data_dir.join(FILE);
+        let db = |source| StoreError::Db {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(data_dir)
+            .map_err(|e| StoreError::Invalid(format!("{}: {e}", data_dir.display())))?;
+        let conn = Connection::open(&path).map_err(db)?;
+        conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Db {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub fn passphrase_hash(&self) -> Result<Option<String>> {
+        self.conn()
+            .query_row("SELECT value FROM meta WHERE key = 'passphrase'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_passphrase_hash(&self, phc: &str) -> Result<()> {
+        self.conn()
+            .execute("INSERT INTO meta (key, value) VALUES ('passphrase', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1", params![phc])
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_private_and_keeps_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.passphrase_hash().unwrap(), None);
+        store.set_passphrase_hash("$argon2id$x").unwrap();
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(
+            store.passphrase_hash().unwrap().as_deref(),
+            Some("$argon2id$x")
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join(FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn secrets_are_random_and_hashed() {
+        let (a, b) = (random_token(), random_token());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43);
+        assert_eq!(
+            hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

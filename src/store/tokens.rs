@@ -1,0 +1,146 @@
+//! Issued access tokens by id (`jti`): CLI-issued ones for `token list|revoke`, OAuth-issued ones so
+//! that revoking one stops it on the next request.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Result, Store, now};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    pub jti: String,
+    pub subject: String,
+    pub role: String,
+    pub grant_id: Option<String>,
+    pub created: i64,
+    pub expires: Option<i64>,
+    pub revoked: bool,
+}
+
+impl Store {
+    pub fn record_token(&self, t: &TokenInfo) -> Result<()> {
+        let conn = self.conn();
+        // Keep the table small: expired tokens can never be used again.
+        conn.execute(
+            "DELETE FROM tokens WHERE expires IS NOT NULL AND expires < ?1",
+            params![now() - 86_400],
+        )
+        .map_err(|e| self.err(e))?;
+        conn.execute(
+            "INSERT INTO tokens (jti, subject, role, grant_id, created, expires, revoked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![t.jti, t.subject, t.role, t.grant_id, t.created, t.expires, t.revoked],
+        )
+        .map(|_| ())
+        .map_err(|e| self.err(e))
+    }
+
+    /// Tokens issued with `copyq-mcp token issue`, newest first.
+    pub fn cli_tokens(&self) -> Result<Vec<TokenInfo>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT jti, subject, role, grant_id, created, expires, revoked FROM tokens WHERE grant_id IS NULL ORDER BY created DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(TokenInfo {
+                    jti: r.get(0)?,
+                    subject: r.get(1)?,
+                    role: r.get(2)?,
+                    grant_id: r.get(3)?,
+                    created: r.get(4)?,
+                    expires: r.get(5)?,
+                    revoked: r.get::<_, i64>(6)? != 0,
+                })
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
+        rows.map_err(|e| self.err(e))
+    }
+
+    /// Revoke tokens by id, or CLI tokens by the name they were issued to; how many were revoked.
+    pub fn revoke_token(&self, id_or_name: &str) -> Result<usize> {
+        self.conn()
+            .execute(
+                "UPDATE tokens SET revoked = 1 WHERE revoked = 0 AND (jti = ?1 OR (grant_id IS NULL AND subject = ?1))",
+                params![id_or_name],
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Whether a token whose signature checked out may still be used: not revoked itself, and its
+    /// grant, if it has one, still live.
+    pub fn token_allowed(&self, jti: &str, grant_id: Option<&str>) -> Result<bool> {
+        let conn = self.conn();
+        let revoked: Option<i64> = conn
+            .query_row(
+                "SELECT revoked FROM tokens WHERE jti = ?1",
+                params![jti],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if revoked.unwrap_or(0) != 0 {
+            return Ok(false);
+        }
+        let Some(grant) = grant_id else {
+            return Ok(true);
+        };
+        let live: Option<i64> = conn
+            .query_row(
+                "SELECT 1 FROM grants WHERE grant_id = ?1 AND revoked = 0",
+                params![grant],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(live.is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::NewClient;
+    use super::*;
+
+    #[test]
+    fn revocation_by_id_name_and_grant() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let t = |jti: &str, subject: &str, grant: Option<&str>| TokenInfo {
+            jti: jti.into(),
+            subject: subject.into(),
+            role: "read".into(),
+            grant_id: grant.map(String::from),
+            created: now(),
+            expires: None,
+            revoked: false,
+        };
+        s.record_token(&t("j1", "laptop", None)).unwrap();
+        s.record_token(&t("j2", "script", None)).unwrap();
+        assert!(s.token_allowed("j1", None).unwrap());
+        assert!(
+            s.token_allowed("unrecorded", None).unwrap(),
+            "tokens from before the store existed still work"
+        );
+        assert_eq!(s.revoke_token("laptop").unwrap(), 1);
+        assert!(!s.token_allowed("j1", None).unwrap());
+        assert_eq!(s.revoke_token("j2").unwrap(), 1);
+        assert!(!s.token_allowed("j2", None).unwrap());
+        assert_eq!(s.cli_tokens().unwrap().len(), 2);
+
+        let c = s
+            .register_client(&NewClient {
+                name: "c".into(),
+                redirect_uris: vec![],
+                auth_method: "none".into(),
+                secret: None,
+            })
+            .unwrap();
+        let g = s.create_grant(&c, "write").unwrap();
+        s.record_token(&t("j3", &c, Some(&g))).unwrap();
+        assert!(s.token_allowed("j3", Some(&g)).unwrap());
+        s.revoke_grant(&g).unwrap();
+        assert!(!s.token_allowed("j3", Some(&g)).unwrap());
+        assert!(!s.token_allowed("j4", Some("no-such-grant")).unwrap());
+    }
+}
