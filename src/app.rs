@@ -59,6 +59,7 @@ pub fn backend(settings: &Settings) -> Backend {
         session: non_empty(&c.session),
         settings_path: non_empty(&c.settings_path).map(PathBuf::from),
         timeout: settings.copyq_timeout(),
+        max_concurrent: settings.limits.max_concurrent_copyq_calls,
     }))
 }
 
@@ -92,7 +93,7 @@ impl Application {
             Arc::new(OAuthState::new(
                 store.clone(),
                 tokens.clone(),
-                base,
+                base.clone(),
                 settings.access_token_ttl(),
                 settings.refresh_token_ttl(),
                 RedirectPolicy::new(settings.oauth.redirect_origins.clone()),
@@ -107,8 +108,21 @@ impl Application {
         );
         let tools = Arc::new(Tools::new(backend, roots));
         let shutdown = CancellationToken::new();
-        let router =
-            crate::http::router(tools, auth, oauth, &settings.server, shutdown.child_token());
+        let origins = crate::http::OriginPolicy::new(&base, &settings.server.allowed_origins);
+        let limiter = crate::http::RateLimiter::new(
+            settings.limits.requests_per_minute,
+            settings.limits.burst,
+        );
+        let router = crate::http::router(crate::http::Surface {
+            tools,
+            auth,
+            oauth,
+            origins,
+            limiter,
+            server: &settings.server,
+            limits: &settings.limits,
+            shutdown: shutdown.child_token(),
+        });
         Ok(Self {
             listener,
             router,

@@ -15,6 +15,7 @@ const DEFAULTS: &str = include_str!("../config/default.toml");
 const ENV_PREFIX: &str = "COPYQ_MCP";
 const LIST_KEYS: &[&str] = &[
     "server.allowed_hosts",
+    "server.allowed_origins",
     "clipboard.roots",
     "clipboard.nested_roots",
 ];
@@ -26,6 +27,7 @@ pub struct Settings {
     pub server: ServerSettings,
     pub auth: AuthSettings,
     pub oauth: OAuthSettings,
+    pub limits: LimitSettings,
     pub copyq: CopyqSettings,
     pub clipboard: ClipboardSettings,
     pub log: LogSettings,
@@ -39,6 +41,17 @@ pub struct ServerSettings {
     pub sessions: bool,
     pub max_body_bytes: usize,
     pub public_url: String,
+    pub allowed_origins: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    pub requests_per_minute: u32,
+    pub burst: u32,
+    pub request_timeout_ms: u64,
+    pub max_concurrent_copyq_calls: usize,
+    pub max_form_bytes: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -148,6 +161,17 @@ impl Settings {
         let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
         if self.copyq.timeout_ms == 0 {
             return bad("copyq.timeout_ms", "must be greater than 0");
+        }
+        let l = &self.limits;
+        if l.requests_per_minute == 0
+            || l.burst == 0
+            || l.request_timeout_ms == 0
+            || l.max_concurrent_copyq_calls == 0
+        {
+            return bad(
+                "limits",
+                "requests_per_minute, burst, request_timeout_ms and max_concurrent_copyq_calls must be > 0",
+            );
         }
         if self.copyq.command.is_empty() {
             return bad("copyq.command", "must not be empty");

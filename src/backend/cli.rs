@@ -3,13 +3,15 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
+use tokio::sync::Semaphore;
 
 use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
@@ -28,11 +30,14 @@ pub struct CliConfig {
     pub settings_path: Option<PathBuf>,
     /// Longest a call may take before it is killed.
     pub timeout: Duration,
+    /// `copyq` processes running at once; further calls wait their turn (within `timeout`).
+    pub max_concurrent: usize,
 }
 
 #[derive(Debug, Clone)]
 pub struct CliBackend {
     config: CliConfig,
+    slots: Arc<Semaphore>,
 }
 
 #[derive(Deserialize)]
@@ -90,7 +95,8 @@ struct RawItem {
 
 impl CliBackend {
     pub fn new(config: CliConfig) -> Self {
-        Self { config }
+        let slots = Arc::new(Semaphore::new(config.max_concurrent.max(1)));
+        Self { config, slots }
     }
 
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
@@ -208,6 +214,14 @@ impl CliBackend {
         request: &serde_json::Value,
     ) -> Result<T, BackendError> {
         let input = serde_json::to_vec(request).map_err(|e| BackendError::Failed(e.to_string()))?;
+        // Waiting for a slot counts against the call's timeout: CopyQ is never flooded, and a call
+        // never waits longer than it may run.
+        let started = Instant::now();
+        let _slot = tokio::time::timeout(self.config.timeout, self.slots.acquire())
+            .await
+            .map_err(|_| BackendError::Timeout(self.config.timeout))?
+            .map_err(|_| BackendError::Failed("backend closed".into()))?;
+        let left = self.config.timeout.saturating_sub(started.elapsed());
         let mut child = self.command().spawn().map_err(|e| {
             BackendError::Failed(format!(
                 "cannot run '{}': {e}",
@@ -220,7 +234,7 @@ impl CliBackend {
             }
             child.wait_with_output().await
         };
-        let output = tokio::time::timeout(self.config.timeout, run)
+        let output = tokio::time::timeout(left, run)
             .await
             .map_err(|_| BackendError::Timeout(self.config.timeout))?
             .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?;

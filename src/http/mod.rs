@@ -1,21 +1,29 @@
 //! The HTTP surface: `/mcp` (rmcp's Streamable HTTP service behind the bearer check),
 //! `/healthz` (no auth) and, when enabled, the OAuth endpoints. Nothing else answers.
 
+mod guard;
 mod health;
+
+pub use guard::{OriginPolicy, RateLimiter};
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::auth::{AuthState, require_bearer};
-use crate::config::ServerSettings;
+use crate::config::{LimitSettings, ServerSettings};
 use crate::mcp::{CopyqMcp, Tools};
 use crate::oauth::OAuthState;
 
@@ -38,13 +46,29 @@ fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
     Some(hosts)
 }
 
-pub fn router(
-    tools: Arc<Tools>,
-    auth: AuthState,
-    oauth: Option<Arc<OAuthState>>,
-    server: &ServerSettings,
-    shutdown: CancellationToken,
-) -> Router {
+/// Everything the HTTP surface is built from.
+pub struct Surface<'a> {
+    pub tools: Arc<Tools>,
+    pub auth: AuthState,
+    pub oauth: Option<Arc<OAuthState>>,
+    pub origins: OriginPolicy,
+    pub limiter: RateLimiter,
+    pub server: &'a ServerSettings,
+    pub limits: &'a LimitSettings,
+    pub shutdown: CancellationToken,
+}
+
+pub fn router(surface: Surface<'_>) -> Router {
+    let Surface {
+        tools,
+        auth,
+        oauth,
+        origins,
+        limiter,
+        server,
+        limits,
+        shutdown,
+    } = surface;
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(server.sessions)
         .with_json_response(true)
@@ -60,15 +84,23 @@ pub fn router(
         Arc::new(LocalSessionManager::default()),
         config,
     );
+    // Layers run outside-in: the bearer check first, then the per-token rate limit.
     let protected = Router::new()
         .route_service("/mcp", mcp)
+        .route_layer(from_fn_with_state(Arc::new(limiter), guard::rate_limit))
         .route_layer(from_fn_with_state(auth, require_bearer));
     let mut app = Router::new()
         .route("/healthz", get(health::healthz))
         .with_state(tools)
         .merge(protected);
     if let Some(oauth) = oauth {
-        app = app.merge(crate::oauth::router(oauth));
+        app = app
+            .merge(crate::oauth::router(oauth).layer(DefaultBodyLimit::max(limits.max_form_bytes)));
     }
-    app.layer(TraceLayer::new_for_http())
+    app.layer(from_fn_with_state(Arc::new(origins), guard::check_origin))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_millis(limits.request_timeout_ms),
+        ))
+        .layer(TraceLayer::new_for_http())
 }
