@@ -24,6 +24,14 @@ pub enum StartError {
     Store(#[from] StoreError),
     #[error("tokens: {0}")]
     Tokens(#[from] crate::auth::AuthError),
+    #[error(
+        "refusing to serve plain HTTP on {0}: tokens and clipboard contents would cross the network in the \
+         clear. Configure [tls] (copyq-mcp tls generate), bind a loopback address, or set \
+         server.allow_plain_http = true"
+    )]
+    PlainHttp(SocketAddr),
+    #[error("{0}")]
+    Tls(std::io::Error),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -67,6 +75,8 @@ pub struct Application {
     listener: TcpListener,
     router: axum::Router,
     shutdown: CancellationToken,
+    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    url: String,
 }
 
 impl Application {
@@ -77,6 +87,18 @@ impl Application {
     pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
         let addr = settings.server.bind;
+        let tls = match settings.tls_files() {
+            Some(files) => Some((
+                crate::tls::load(&files).await.map_err(StartError::Tls)?,
+                files,
+            )),
+            None if addr.ip().is_loopback() => None,
+            None if settings.server.allow_plain_http => {
+                tracing::warn!(%addr, "serving plain HTTP beyond loopback: tokens and clipboard contents cross the network in the clear");
+                None
+            }
+            None => return Err(StartError::PlainHttp(addr)),
+        };
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| StartError::Bind { addr, source })?;
@@ -123,11 +145,22 @@ impl Application {
             limits: &settings.limits,
             shutdown: shutdown.child_token(),
         });
+        let tls = tls.map(|(config, files)| {
+            crate::tls::watch(config.clone(), files, shutdown.child_token());
+            config
+        });
         Ok(Self {
             listener,
             router,
             shutdown,
+            tls,
+            url: format!("{base}/mcp"),
         })
+    }
+
+    /// The MCP endpoint's URL, as clients reach it.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -143,8 +176,20 @@ impl Application {
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let shutdown = self.shutdown.clone();
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        let Some(tls) = self.tls else {
+            return axum::serve(self.listener, self.router)
+                .with_graceful_shutdown(async move { shutdown.cancelled().await })
+                .await;
+        };
+        let handle = axum_server::Handle::new();
+        let stopper = handle.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            stopper.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
+        });
+        axum_server::from_tcp_rustls(self.listener.into_std()?, tls)?
+            .handle(handle)
+            .serve(self.router.into_make_service())
             .await
     }
 }

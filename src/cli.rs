@@ -57,11 +57,32 @@ enum Command {
         #[command(subcommand)]
         command: ClientsCommand,
     },
+    /// Built-in HTTPS.
+    Tls {
+        #[command(subcommand)]
+        command: TlsCommand,
+    },
     /// Start a private headless CopyQ with sample tabs and serve the gateway against it.
     Demo {
         /// Address to listen on (default 127.0.0.1:8765).
         #[arg(long, value_name = "ADDR")]
         bind: Option<SocketAddr>,
+    },
+}
+
+#[derive(Subcommand)]
+enum TlsCommand {
+    /// Make a self-signed certificate for this machine's names (cert.pem, key.pem) and print the
+    /// fingerprints clients pin.
+    Generate {
+        #[command(flatten)]
+        common: Common,
+        /// A DNS name or IP address to include (repeatable); default: this machine's names.
+        #[arg(long = "name", value_name = "NAME")]
+        names: Vec<String>,
+        /// Where to write the pair (default: <data dir>/tls).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -160,6 +181,12 @@ pub fn main() -> ExitCode {
                     owner::revoke_token(&load(&common, None)?, &id_or_name)
                 }
             },
+            Command::Tls {
+                command: TlsCommand::Generate { common, names, out },
+            } => {
+                let settings = load(&common, None)?;
+                tls_generate(&settings, names, out)
+            }
             Command::Passphrase {
                 command: PassphraseCommand::Set { common },
             } => owner::set_passphrase(&load(&common, None)?),
@@ -181,12 +208,40 @@ pub fn main() -> ExitCode {
     }
 }
 
+fn tls_generate(
+    settings: &Settings,
+    names: Vec<String>,
+    out: Option<PathBuf>,
+) -> Result<(), String> {
+    let names = if names.is_empty() {
+        crate::tls::machine_names()
+    } else {
+        names
+    };
+    let dir = out.unwrap_or_else(|| settings.data_dir().join("tls"));
+    let g = crate::tls::generate(&names, &dir)?;
+    println!(
+        "certificate: {}\nprivate key: {} (mode 0600)",
+        g.cert.display(),
+        g.key.display()
+    );
+    println!("names: {}", names.join(", "));
+    println!("SHA-256 fingerprint: {}", g.fingerprint);
+    println!("public key pin (curl --pinnedpubkey): {}", g.pin);
+    println!(
+        "\nTo serve HTTPS, add to your config file:\n[tls]\ncert = \"{}\"\nkey = \"{}\"",
+        g.cert.display(),
+        g.key.display()
+    );
+    Ok(())
+}
+
 async fn serve(settings: Settings) -> Result<(), String> {
     crate::logging::init(&settings.log.level);
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;
-    println!("copyq-mcp listening on http://{}/mcp", app.local_addr());
+    println!("copyq-mcp listening on {}", app.url());
     stop_on_signal(app.shutdown_token());
     app.run_until_stopped().await.map_err(|e| e.to_string())
 }

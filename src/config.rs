@@ -28,6 +28,7 @@ pub struct Settings {
     pub auth: AuthSettings,
     pub oauth: OAuthSettings,
     pub limits: LimitSettings,
+    pub tls: TlsSettings,
     pub copyq: CopyqSettings,
     pub clipboard: ClipboardSettings,
     pub log: LogSettings,
@@ -42,6 +43,14 @@ pub struct ServerSettings {
     pub max_body_bytes: usize,
     pub public_url: String,
     pub allowed_origins: Vec<String>,
+    pub allow_plain_http: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSettings {
+    pub cert: String,
+    pub key: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -162,6 +171,9 @@ impl Settings {
         if self.copyq.timeout_ms == 0 {
             return bad("copyq.timeout_ms", "must be greater than 0");
         }
+        if self.tls.cert.is_empty() != self.tls.key.is_empty() {
+            return bad("tls.cert / tls.key", "set both, or neither");
+        }
         let l = &self.limits;
         if l.requests_per_minute == 0
             || l.burst == 0
@@ -251,7 +263,15 @@ impl Settings {
         }
     }
 
-    /// The base URL clients see: `server.public_url`, else `http://<addr>` for the bound address.
+    /// The built-in TLS files, when configured.
+    pub fn tls_files(&self) -> Option<crate::tls::TlsFiles> {
+        (!self.tls.cert.is_empty()).then(|| crate::tls::TlsFiles {
+            cert: PathBuf::from(&self.tls.cert),
+            key: PathBuf::from(&self.tls.key),
+        })
+    }
+
+    /// The base URL clients see: `server.public_url`, else `http(s)://<addr>` for the bound address.
     pub fn public_url(&self, bound: std::net::SocketAddr) -> String {
         if !self.server.public_url.is_empty() {
             return self.server.public_url.trim_end_matches('/').to_owned();
@@ -260,7 +280,12 @@ impl Settings {
         if addr.ip().is_unspecified() {
             addr.set_ip(std::net::IpAddr::from([127, 0, 0, 1]));
         }
-        format!("http://{addr}")
+        let scheme = if self.tls_files().is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{addr}")
     }
 
     pub fn access_token_ttl(&self) -> Duration {

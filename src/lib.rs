@@ -27,3 +27,4 @@ pub mod oauth;
 pub mod owner;
 pub mod sandbox;
 pub mod store;
+pub mod tls;

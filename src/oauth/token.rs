@@ -303,11 +303,11 @@ mod tests {
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         assert!(pkce_ok(
             verifier,
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGKSstw-cM"
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         ));
         assert!(!pkce_ok(
             verifier,
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGKSstw-cN"
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"
         ));
         assert!(!pkce_ok("short", "x"));
     }

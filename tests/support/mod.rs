@@ -59,11 +59,16 @@ pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings
         .expect("issue");
     let app = Application::build(&settings).await.expect("gateway starts");
     let addr = app.local_addr();
+    let scheme = if settings.tls_files().is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let shutdown = app.shutdown_token();
     tokio::spawn(app.run_until_stopped());
     Gateway {
-        url: format!("http://{addr}/mcp"),
-        base: format!("http://{addr}"),
+        url: format!("{scheme}://{addr}/mcp"),
+        base: format!("{scheme}://{addr}"),
         read,
         write,
         settings,
