@@ -123,12 +123,12 @@ impl Application {
             ))
         });
         let metadata = oauth.as_ref().map(|o| o.resource_metadata_url());
-        let auth = AuthState::new(tokens, store, metadata.as_deref());
+        let auth = AuthState::new(tokens, store.clone(), metadata.as_deref());
         let roots = Roots::new(
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
-        let tools = Arc::new(Tools::new(backend, roots));
+        let tools = Arc::new(Tools::new(backend, roots).with_audit(store.clone()));
         let shutdown = CancellationToken::new();
         let origins = crate::http::OriginPolicy::new(&base, &settings.server.allowed_origins);
         let limiter = crate::http::RateLimiter::new(

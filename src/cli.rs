@@ -25,10 +25,10 @@ struct Cli {
 #[derive(Args, Clone)]
 struct Common {
     /// A TOML file layered over the built-in defaults (see config/default.toml).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     config: Option<PathBuf>,
-    /// Where the gateway keeps its state (the token signing key).
-    #[arg(long, value_name = "DIR")]
+    /// Where the gateway keeps its state (signing key, database).
+    #[arg(long, value_name = "DIR", global = true)]
     data_dir: Option<PathBuf>,
 }
 
@@ -57,6 +57,20 @@ enum Command {
         #[command(subcommand)]
         command: ClientsCommand,
     },
+    /// Every write agents made (time, token, mode, tab, sizes); `audit restore ID` puts back what a
+    /// delete or overwrite removed.
+    Audit {
+        #[command(flatten)]
+        common: Common,
+        /// Only entries this recent (1h, 2d) or since this time (2026-11-30T10:00:00).
+        #[arg(long)]
+        since: Option<String>,
+        /// At most this many of the newest entries.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[command(subcommand)]
+        command: Option<AuditCommand>,
+    },
     /// Built-in HTTPS.
     Tls {
         #[command(subcommand)]
@@ -68,6 +82,12 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         bind: Option<SocketAddr>,
     },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Put back the item(s) an audited delete, update or tab_delete removed.
+    Restore { id: i64 },
 }
 
 #[derive(Subcommand)]
@@ -181,6 +201,18 @@ pub fn main() -> ExitCode {
                     owner::revoke_token(&load(&common, None)?, &id_or_name)
                 }
             },
+            Command::Audit {
+                common,
+                since,
+                limit,
+                command,
+            } => {
+                let settings = load(&common, None)?;
+                match command {
+                    None => owner::show_audit(&settings, since.as_deref(), limit),
+                    Some(AuditCommand::Restore { id }) => owner::restore(&settings, id).await,
+                }
+            }
             Command::Tls {
                 command: TlsCommand::Generate { common, names, out },
             } => {

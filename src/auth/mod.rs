@@ -26,6 +26,13 @@ impl Role {
         matches!(self, Self::Write)
     }
 
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "read" => Some(Self::Read),

@@ -24,6 +24,8 @@ pub struct Tools {
     pub backend: Backend,
     pub roots: Roots,
     pub writes: tokio::sync::Mutex<()>,
+    /// Where executed writes are recorded; `None` only in unit tests.
+    pub audit: Option<std::sync::Arc<crate::store::Store>>,
 }
 
 impl Tools {
@@ -32,6 +34,12 @@ impl Tools {
             backend,
             roots,
             writes: tokio::sync::Mutex::new(()),
+            audit: None,
         }
+    }
+
+    pub fn with_audit(mut self, store: std::sync::Arc<crate::store::Store>) -> Self {
+        self.audit = Some(store);
+        self
     }
 }

@@ -120,7 +120,7 @@ impl CopyqMcp {
     ) -> Result<String, super::ToolError> {
         match name {
             READ_TOOL => read::call(&self.tools, args).await,
-            WRITE_TOOL => write::call(&self.tools, args).await,
+            WRITE_TOOL => write::call(&self.tools, principal, args).await,
             VALIDATE_TOOL => validate::call(&self.tools, principal.role, args).await,
             _ => unreachable_tool(name),
         }

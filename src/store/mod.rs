@@ -3,6 +3,7 @@
 //! revocation, and the owner's passphrase hash. Shared by the server and the owner's CLI commands,
 //! which may run in other processes (WAL mode, busy timeout).
 
+mod audit;
 mod grants;
 mod tokens;
 
@@ -16,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
+pub use audit::AuditEntry;
 pub use grants::{ClientInfo, CodeRecord, GrantInfo, NewClient, Taken};
 pub use tokens::TokenInfo;
 
@@ -33,6 +35,10 @@ CREATE TABLE IF NOT EXISTS codes (
   challenge TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS refresh_tokens (
   token_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, subject TEXT NOT NULL, role TEXT NOT NULL,
+  mode TEXT NOT NULL, tab TEXT NOT NULL, to_tab TEXT, idx INTEGER, detail TEXT NOT NULL, previous TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
 CREATE TABLE IF NOT EXISTS tokens (
   jti TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL, grant_id TEXT, created INTEGER NOT NULL,
   expires INTEGER, revoked INTEGER NOT NULL DEFAULT 0);

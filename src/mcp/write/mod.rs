@@ -11,21 +11,132 @@ use serde_json::{Map, Value};
 
 use super::Tools;
 use super::error::ToolError;
-use crate::backend::BackendError;
+use crate::auth::Principal;
+use crate::backend::{BackendError, Item};
 use crate::clipboard::TabRef;
+use crate::store::AuditEntry;
 use params::WriteCall;
 use plan::{Plan, plan, tab_full};
 use render::{Done, ok, preview_of};
 
-/// The `mcp_write` tool.
-pub async fn call(tools: &Tools, args: &Map<String, Value>) -> Result<String, ToolError> {
+/// The `mcp_write` tool. Every execution is in the audit log: recorded before the write (no
+/// record, no write) and withdrawn if the write then fails.
+pub async fn call(
+    tools: &Tools,
+    principal: &Principal,
+    args: &Map<String, Value>,
+) -> Result<String, ToolError> {
     let call = WriteCall::parse(args, &tools.roots)?;
     if call.preview {
         return Ok(preview_of(&plan(tools, &call.op).await?));
     }
     let _serial = tools.writes.lock().await;
     let plan = plan(tools, &call.op).await?;
-    execute(tools, &plan).await
+    let audit_id = match &tools.audit {
+        Some(store) => Some(store.record_audit(&audit_entry(&plan, principal)).map_err(|e| {
+            tracing::error!(error = %e, "audit log unavailable; write refused");
+            ToolError::CopyQ("The gateway's audit log is unavailable, so no write is allowed; nothing was changed".into())
+        })?),
+        None => None,
+    };
+    let result = execute(tools, &plan).await;
+    if let (Err(_), Some(store), Some(id)) = (&result, &tools.audit, audit_id)
+        && let Err(e) = store.drop_audit(id)
+    {
+        tracing::error!(error = %e, "cannot withdraw the audit entry of a failed write");
+    }
+    result
+}
+
+/// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
+fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
+    let sizes = |it: &Item| {
+        format!(
+            "text_len:{}|tags:{}|note_len:{}",
+            it.text.chars().count(),
+            it.tags.len(),
+            it.note.chars().count()
+        )
+    };
+    let index = |i: usize| Some(i64::try_from(i).unwrap_or(i64::MAX));
+    let (mode, tab, to_tab, idx, detail, previous) = match plan {
+        Plan::Add { tab, item, .. } => ("add", &tab.full, None, index(0), sizes(item), vec![]),
+        Plan::Update {
+            tab,
+            index: i,
+            field,
+            edit,
+            before,
+            after,
+        } => (
+            "update",
+            &tab.full,
+            None,
+            index(*i),
+            format!(
+                "field:{}|edit_mode:{}|{}",
+                field.name(),
+                edit.name(),
+                sizes(after)
+            ),
+            vec![(tab.full.clone(), vec![before.clone()])],
+        ),
+        Plan::Delete {
+            tab,
+            index: i,
+            item,
+        } => (
+            "delete",
+            &tab.full,
+            None,
+            index(*i),
+            sizes(item),
+            vec![(tab.full.clone(), vec![item.clone()])],
+        ),
+        Plan::Move {
+            from,
+            index: i,
+            to,
+            item,
+            ..
+        } => (
+            "move",
+            &from.full,
+            Some(to.full.clone()),
+            index(*i),
+            sizes(item),
+            vec![],
+        ),
+        Plan::TabCreate { path, .. } => {
+            ("tab_create", &path.full, None, None, String::new(), vec![])
+        }
+        Plan::TabDelete { path, tabs } => (
+            "tab_delete",
+            &path.full,
+            None,
+            None,
+            format!(
+                "tabs:{}|items:{}",
+                tabs.len(),
+                tabs.iter().map(|p| p.total).sum::<usize>()
+            ),
+            tabs.iter()
+                .map(|p| (p.name.clone(), p.items.clone()))
+                .collect(),
+        ),
+    };
+    AuditEntry {
+        id: 0,
+        at: 0,
+        subject: principal.subject.clone(),
+        role: principal.role.as_str().into(),
+        mode: mode.into(),
+        tab: tab.clone(),
+        to_tab,
+        index: idx,
+        detail,
+        previous,
+    }
 }
 
 /// `mcp_validate` of a write: every check of the real call, no side effect; the reply it would give.
@@ -100,7 +211,7 @@ async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
             return Ok(ok(plan, done));
         }
         Plan::TabDelete { path, tabs } => {
-            let names: Vec<String> = tabs.iter().map(|(n, _)| n.clone()).collect();
+            let names: Vec<String> = tabs.iter().map(|p| p.name.clone()).collect();
             done.items_removed = b
                 .remove_tabs(&names)
                 .await
@@ -132,6 +243,15 @@ mod tests {
             Tools::new(Backend::Memory(mem.clone()), Roots::default()),
             mem,
         )
+    }
+
+    fn owner() -> Principal {
+        Principal {
+            subject: "test".into(),
+            role: crate::auth::Role::Write,
+            token_id: "j".into(),
+            grant: None,
+        }
     }
 
     fn args(v: serde_json::Value) -> Map<String, Value> {
@@ -182,6 +302,7 @@ mod tests {
         let (tools, mem) = tools(2);
         let got = call(
             &tools,
+            &owner(),
             &args(json!({"mode": "move", "tab": "заметки", "index": 0, "to_tab": "info"})),
         )
         .await;
@@ -190,6 +311,7 @@ mod tests {
         assert_eq!(texts(&mem, "mcp/info"), ["a", "b"]);
         let got = call(
             &tools,
+            &owner(),
             &args(json!({"mode": "move", "tab": "info", "index": 1, "to_tab": "заметки"})),
         )
         .await;
@@ -208,7 +330,7 @@ mod tests {
             json!({"mode": "delete", "tab": "info", "index": 0, "intent": "preview"}),
             json!({"mode": "tab_delete", "path": "workspace/none", "intent": "preview"}),
         ] {
-            let _ = call(&tools, &args(mode)).await;
+            let _ = call(&tools, &owner(), &args(mode)).await;
         }
         let _ = check(
             &tools,

@@ -5,7 +5,7 @@
 use super::super::Tools;
 use super::super::error::ToolError;
 use super::params::{EditMode, Field, NewValue, WriteOp};
-use crate::backend::{Item, ReadRequest, Snapshot, TabSelector};
+use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
 use crate::clipboard::TabRef;
 
 #[derive(Debug, Clone)]
@@ -40,10 +40,10 @@ pub enum Plan {
         path: TabRef,
         exists: bool,
     },
-    /// The tab and its sub-tabs, with their item counts, parent first.
+    /// The tab and its sub-tabs with all their items (for the audit log), parent first.
     TabDelete {
         path: TabRef,
-        tabs: Vec<(String, usize)>,
+        tabs: Vec<TabPage>,
     },
 }
 
@@ -174,24 +174,23 @@ pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
                     invert: false,
                 },
                 skip: 0,
-                limit: Some(0),
+                limit: None,
                 preview: None,
                 limits: false,
             };
             let nested = format!("{}/", path.full);
-            let mut tabs: Vec<(String, usize)> = tools
+            let mut tabs: Vec<TabPage> = tools
                 .backend
                 .read(&request)
                 .await?
                 .pages
                 .into_iter()
                 .filter(|p| p.name == path.full || p.name.starts_with(&nested))
-                .map(|p| (p.name, p.total))
                 .collect();
             if tabs.is_empty() {
                 return Err(ToolError::TabNotFound(path.shown.clone()));
             }
-            tabs.sort();
+            tabs.sort_by(|a, b| a.name.cmp(&b.name));
             Plan::TabDelete {
                 path: path.clone(),
                 tabs,

@@ -24,7 +24,7 @@ impl Done {
                 ..Self::default()
             },
             Plan::TabDelete { tabs, .. } => Self {
-                items_removed: tabs.iter().map(|(_, n)| n).sum(),
+                items_removed: tabs.iter().map(|p| p.total).sum(),
                 ..Self::default()
             },
             _ => Self::default(),
@@ -166,9 +166,9 @@ pub fn preview_of(plan: &Plan) -> String {
         }
         Plan::TabDelete { tabs, .. } => {
             let mut l = vec!["preview|mode:tab_delete".to_owned()];
-            for (name, count) in tabs {
-                l.push(format!("will_delete:{name}"));
-                l.push(format!("items_count:{count}"));
+            for page in tabs {
+                l.push(format!("will_delete:{}", page.name));
+                l.push(format!("items_count:{}", page.total));
             }
             l
         }
