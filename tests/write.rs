@@ -550,3 +550,91 @@ async fn validate_writes() {
     assert_eq!(dump(&mine), before, "validation changed CopyQ");
     assert!(!copyq_tabs(copyq()).contains(&"mcp/workspace/val-new".to_owned()));
 }
+
+/// Opt-in versions: a write addressed by index is refused when another write shifted the item the
+/// agent read; without the parameters, replies stay exactly as the reference gives them.
+#[tokio::test]
+async fn versions_guard_against_shifted_indices() {
+    let (_gw, c) = setup().await;
+    for t in ["target", "other"] {
+        w(
+            &c,
+            json!({"mode": "add", "tab": "workspace/ver", "text": t}),
+        )
+        .await;
+    }
+    let listing = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "list", "tab": "workspace/ver", "with_version": true}),
+    )
+    .await;
+    let line = listing
+        .lines()
+        .find(|l| l.contains("\"target\""))
+        .expect("target listed");
+    assert!(line.starts_with("1|\"target\"|[]|v:"), "{listing}");
+    let version = line.rsplit("|v:").next().expect("version").to_owned();
+    assert_eq!(version.len(), 8);
+    let item = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "item", "tab": "workspace/ver", "index": 1, "with_version": true}),
+    )
+    .await;
+    assert!(
+        item.starts_with(&format!(
+            "mode:item|tab:workspace/ver|full_path:mcp/workspace/ver|index:1|version:{version}\n"
+        )),
+        "{item}"
+    );
+
+    // Another client adds an item: "target" moves to index 2.
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/ver", "text": "newcomer"}),
+    )
+    .await;
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "delete", "tab": "workspace/ver", "index": 1, "expected_version": version}),
+    )
+    .await;
+    assert!(
+        got.starts_with(
+            "error|VERSION_MISMATCH|Item 1 of 'workspace/ver' is not the version you read"
+        ),
+        "{got}"
+    );
+    let got = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "list", "tab": "workspace/ver"}),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "mode:list|tab:workspace/ver|full_path:mcp/workspace/ver|total:3|showing:0-2\n0|\"newcomer\"|[]\n1|\"other\"|[]\n2|\"target\"|[]",
+        "nothing changed, and no versions unless asked"
+    );
+    let got = w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/ver", "index": 2, "expected_version": version}),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "ok|mode:delete|tab:workspace/ver|full_path:mcp/workspace/ver|index:2"
+    );
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/ver", "text": "x", "expected_version": version}),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "error|INVALID_PARAM|Parameter 'expected_version' applies to modes update, delete and move"
+    );
+}

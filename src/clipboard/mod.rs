@@ -3,8 +3,10 @@
 
 mod path;
 mod preview;
+mod version;
 
 pub use path::{
     MCP_PREFIX, PathError, Roots, Scope, TabRef, display_name, is_mcp_tab, mcp_depth, tab_depth,
 };
 pub use preview::{PREVIEW_CHARS, preview};
+pub use version::version;

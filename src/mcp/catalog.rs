@@ -44,7 +44,8 @@ fn read_schema() -> Value {
             "skip": {"type": "integer", "minimum": 0, "default": 0},
             "include_text": {"type": "boolean", "default": true},
             "include_tags": {"type": "boolean", "default": true},
-            "include_note": {"type": "boolean", "default": false}
+            "include_note": {"type": "boolean", "default": false},
+            "with_version": {"type": "boolean", "default": false, "description": "list and item: show each item's version (v:...), for expected_version in mcp_write."}
         },
         "required": ["mode"]
     })
@@ -65,7 +66,8 @@ fn write_schema() -> Value {
             "edit_mode": {"type": "string", "enum": ["replace", "append", "prepend", "substitute", "remove"], "default": "replace"},
             "match": {"type": "string", "description": "Text to replace. Required for edit_mode=substitute."},
             "to_tab": {"type": "string", "description": "Target tab. Required for move."},
-            "path": {"type": "string", "description": "Sub-tab under workspace/. Required for tab_create and tab_delete."}
+            "path": {"type": "string", "description": "Sub-tab under workspace/. Required for tab_create and tab_delete."},
+            "expected_version": {"type": "string", "description": "update, delete, move: the version mcp_read with_version showed; refused if the item at index is no longer that one."}
         },
         "required": ["mode"]
     })

@@ -32,6 +32,18 @@ pub enum ToolError {
     /// `MATCH_NOT_FOUND`: `substitute` found nothing to replace.
     #[error("Match string not found: '{0}'")]
     MatchNotFound(String),
+    /// `VERSION_MISMATCH`: (opt-in `expected_version`) the item at that index is not the one the
+    /// agent read: indices shift as items are added and removed.
+    #[error(
+        "Item {index} of '{tab}' is not the version you read (expected {expected}, found {found}): indices shift \
+         as items are added or removed; nothing was changed. Read the tab again"
+    )]
+    VersionMismatch {
+        tab: String,
+        index: i64,
+        expected: String,
+        found: String,
+    },
     /// `COPYQ_ERROR`: CopyQ is unreachable, slow, or failed.
     #[error("{0}")]
     CopyQ(String),
@@ -55,6 +67,7 @@ impl ToolError {
             Self::PermissionDenied(_) => "PERMISSION_DENIED",
             Self::MissingParam { .. } => "MISSING_PARAM",
             Self::MatchNotFound(_) => "MATCH_NOT_FOUND",
+            Self::VersionMismatch { .. } => "VERSION_MISMATCH",
             Self::CopyQ(_) => "COPYQ_ERROR",
         }
     }

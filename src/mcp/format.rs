@@ -14,6 +14,8 @@ pub struct Show {
     pub text: bool,
     pub tags: bool,
     pub note: bool,
+    /// `|v:<version>` after each item (opt-in `with_version`).
+    pub version: bool,
 }
 
 pub fn quoted(text: &str) -> String {
@@ -42,6 +44,10 @@ pub fn item_fields(item: &Item, show: Show) -> String {
         } else {
             out.push_str("|+note");
         }
+    }
+    if show.version {
+        out.push_str("|v:");
+        out.push_str(&crate::clipboard::version(item));
     }
     out
 }
@@ -81,6 +87,7 @@ mod tests {
         text: true,
         tags: true,
         note: false,
+        version: false,
     };
 
     #[test]
@@ -100,6 +107,7 @@ mod tests {
             text: false,
             tags: false,
             note: false,
+            version: false,
         };
         assert_eq!(item_fields(&it, bare), "|+note");
     }

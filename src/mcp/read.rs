@@ -29,6 +29,7 @@ const KNOWN: &[&str] = &[
     "include_text",
     "include_tags",
     "include_note",
+    "with_version",
 ];
 /// Longest search pattern, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
@@ -90,10 +91,13 @@ impl ReadQuery {
                 ))
             })?,
         };
+        let versions = a.bool("with_version", false)?;
         let show = Show {
             text: a.bool("include_text", true)?,
             tags: a.bool("include_tags", true)?,
             note: a.bool("include_note", false)?,
+            // Versions are for addressing items in writes: shown by list and item only.
+            version: versions && matches!(mode, "list" | "item"),
         };
         let skip = a.bounded("skip", 0, 0, i64::MAX)?;
         Ok(match mode {
@@ -375,7 +379,15 @@ async fn item(
             count: page.total,
         });
     };
-    let mut lines = vec![format!("mode:item|{}|index:{index}", tab_fields(&tab))];
+    let version = if show.version {
+        format!("|version:{}", crate::clipboard::version(it))
+    } else {
+        String::new()
+    };
+    let mut lines = vec![format!(
+        "mode:item|{}|index:{index}{version}",
+        tab_fields(&tab)
+    )];
     if show.text {
         lines.push(format!("text:{}", it.text));
     }

@@ -28,10 +28,12 @@ pub async fn call(
 ) -> Result<String, ToolError> {
     let call = WriteCall::parse(args, &tools.roots)?;
     if call.preview {
-        return Ok(preview_of(&plan(tools, &call.op).await?));
+        return Ok(preview_of(
+            &plan(tools, &call.op, call.expected_version.as_deref()).await?,
+        ));
     }
     let _serial = tools.writes.lock().await;
-    let plan = plan(tools, &call.op).await?;
+    let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
     let audit_id = match &tools.audit {
         Some(store) => Some(store.record_audit(&audit_entry(&plan, principal)).map_err(|e| {
             tracing::error!(error = %e, "audit log unavailable; write refused");
@@ -145,7 +147,7 @@ pub async fn check(
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {
     let call = WriteCall::parse(params, &tools.roots)?;
-    let plan = plan(tools, &call.op).await?;
+    let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
     let reply = if call.preview {
         preview_of(&plan)
     } else {
@@ -285,7 +287,7 @@ mod tests {
             &tools.roots,
         )
         .unwrap();
-        let planned = plan(&tools, &call.op).await.unwrap();
+        let planned = plan(&tools, &call.op, None).await.unwrap();
         // Another writer adds an item between planning and executing: "b" is now at index 2.
         mem.insert("mcp/info", &Item::new("new", &[], ""), 200)
             .unwrap();

@@ -23,6 +23,7 @@ const KNOWN: &[&str] = &[
     "match",
     "to_tab",
     "path",
+    "expected_version",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +115,8 @@ pub enum WriteOp {
 pub struct WriteCall {
     pub op: WriteOp,
     pub preview: bool,
+    /// For update, delete and move: the version `mcp_read` showed for the item (`with_version`).
+    pub expected_version: Option<String>,
 }
 
 /// Tags as CopyQ can store them: no commas (it joins tags with commas), none empty, no duplicates.
@@ -268,7 +271,17 @@ impl WriteCall {
                 });
             }
         };
-        Ok(Self { op, preview })
+        let expected_version = a.str("expected_version")?.map(str::to_owned);
+        if expected_version.is_some() && !matches!(mode, "update" | "delete" | "move") {
+            return Err(ToolError::InvalidParam(
+                "Parameter 'expected_version' applies to modes update, delete and move".into(),
+            ));
+        }
+        Ok(Self {
+            op,
+            preview,
+            expected_version,
+        })
     }
 }
 

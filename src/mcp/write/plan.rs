@@ -79,6 +79,7 @@ async fn item_at(
     tab: &TabRef,
     index: i64,
     also: Option<&TabRef>,
+    expected: Option<&str>,
 ) -> Result<(usize, Item, Snapshot), ToolError> {
     let mut names = vec![tab.full.clone()];
     names.extend(also.map(|t| t.full.clone()));
@@ -92,6 +93,17 @@ async fn item_at(
         .ok_or_else(|| ToolError::TabNotFound(tab.shown.clone()))?;
     match (usize::try_from(index), page.items.first()) {
         (Ok(i), Some(item)) => {
+            let found = crate::clipboard::version(item);
+            if let Some(expected) = expected
+                && expected != found
+            {
+                return Err(ToolError::VersionMismatch {
+                    tab: tab.shown.clone(),
+                    index,
+                    expected: super::super::format::one_line(expected),
+                    found,
+                });
+            }
             let item = item.clone();
             Ok((i, item, snap))
         }
@@ -113,7 +125,8 @@ fn room(snap: &Snapshot, tab: &TabRef) -> Result<usize, ToolError> {
     }
 }
 
-pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
+/// `expected`: the version the agent read for the item an update, delete or move addresses.
+pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result<Plan, ToolError> {
     Ok(match op {
         WriteOp::Add { tab, item } => {
             let snap = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
@@ -131,7 +144,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
             value,
             matched,
         } => {
-            let (index, before, _) = item_at(tools, tab, *index, None).await?;
+            let (index, before, _) = item_at(tools, tab, *index, None, expected).await?;
             let after = edited(&before, *field, *edit, value, matched.as_deref())?;
             Plan::Update {
                 tab: tab.clone(),
@@ -143,7 +156,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
             }
         }
         WriteOp::Delete { tab, index } => {
-            let (index, item, _) = item_at(tools, tab, *index, None).await?;
+            let (index, item, _) = item_at(tools, tab, *index, None, expected).await?;
             Plan::Delete {
                 tab: tab.clone(),
                 index,
@@ -151,7 +164,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp) -> Result<Plan, ToolError> {
             }
         }
         WriteOp::Move { tab, index, to } => {
-            let (index, item, snap) = item_at(tools, tab, *index, Some(to)).await?;
+            let (index, item, snap) = item_at(tools, tab, *index, Some(to), expected).await?;
             Plan::Move {
                 from: tab.clone(),
                 index,
