@@ -1,0 +1,234 @@
+//! `QDataStream` encoding (big-endian, Qt 5 layout) of the values CopyQ's RPC uses.
+
+use thiserror::Error;
+
+use super::MAX_DEPTH;
+use super::value::{Map, MapListType, Value, type_id};
+
+/// A value that cannot be put on the wire. Never caused by CopyQ: by what the caller asked to send.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EncodeError {
+    /// A string, byte array or list longer than a `u32` length can say (or the frame limit).
+    #[error("value too large to send to CopyQ")]
+    TooLarge,
+    /// Containers nested deeper than [`MAX_DEPTH`].
+    #[error("value nested deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+}
+
+/// A `u32` length; `0xFFFFFFFF` is reserved for "null".
+pub(crate) fn put_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
+    match u32::try_from(len) {
+        Ok(n) if n != u32::MAX => {
+            out.extend_from_slice(&n.to_be_bytes());
+            Ok(())
+        }
+        _ => Err(EncodeError::TooLarge),
+    }
+}
+
+pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+pub(crate) fn put_i32(out: &mut Vec<u8>, v: i32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+/// `QByteArray`: length + bytes, or `0xFFFFFFFF` for null.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) -> Result<(), EncodeError> {
+    match b {
+        None => put_u32(out, u32::MAX),
+        Some(b) => {
+            put_len(out, b.len())?;
+            out.extend_from_slice(b);
+        }
+    }
+    Ok(())
+}
+
+/// `QString`: byte length + UTF-16BE, or `0xFFFFFFFF` for null.
+pub(crate) fn put_string(out: &mut Vec<u8>, s: Option<&str>) -> Result<(), EncodeError> {
+    let Some(s) = s else {
+        put_u32(out, u32::MAX);
+        return Ok(());
+    };
+    let units = s.encode_utf16().count();
+    put_len(out, units.checked_mul(2).ok_or(EncodeError::TooLarge)?)?;
+    out.reserve(units * 2);
+    for unit in s.encode_utf16() {
+        out.extend_from_slice(&unit.to_be_bytes());
+    }
+    Ok(())
+}
+
+/// `QDataStream << const char *`: the length counts a trailing NUL, which is written too.
+fn put_cstr(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
+    put_len(out, s.len() + 1)?;
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+    Ok(())
+}
+
+fn put_map(out: &mut Vec<u8>, map: &Map, depth: usize) -> Result<(), EncodeError> {
+    put_len(out, map.len())?;
+    for (key, value) in map {
+        put_string(out, Some(key))?;
+        put_variant(out, value, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// Encode `value` as a `QVariant`: type id, null flag (always 0, as Qt writes for a set value),
+/// the user type's name if any, then the value.
+pub fn encode_value(out: &mut Vec<u8>, value: &Value) -> Result<(), EncodeError> {
+    put_variant(out, value, 0)
+}
+
+fn put_header(out: &mut Vec<u8>, id: u32) {
+    put_u32(out, id);
+    out.push(0);
+}
+
+fn put_variant(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), EncodeError> {
+    if depth > MAX_DEPTH {
+        return Err(EncodeError::TooDeep);
+    }
+    match value {
+        Value::Invalid => put_header(out, type_id::INVALID),
+        Value::Bool(b) => {
+            put_header(out, type_id::BOOL);
+            out.push(u8::from(*b));
+        }
+        Value::Int(i) => {
+            put_header(out, type_id::INT);
+            put_i32(out, *i);
+        }
+        Value::UInt(u) => {
+            put_header(out, type_id::UINT);
+            put_u32(out, *u);
+        }
+        Value::LongLong(i) => {
+            put_header(out, type_id::LONG_LONG);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        Value::ULongLong(u) => {
+            put_header(out, type_id::ULONG_LONG);
+            out.extend_from_slice(&u.to_be_bytes());
+        }
+        Value::Double(d) => {
+            put_header(out, type_id::DOUBLE);
+            out.extend_from_slice(&d.to_be_bytes());
+        }
+        Value::Map(map) => {
+            put_header(out, type_id::MAP);
+            put_map(out, map, depth)?;
+        }
+        Value::List(items) => {
+            put_header(out, type_id::LIST);
+            put_len(out, items.len())?;
+            for item in items {
+                put_variant(out, item, depth + 1)?;
+            }
+        }
+        Value::String(s) => {
+            put_header(out, type_id::STRING);
+            put_string(out, s.as_deref())?;
+        }
+        Value::StringList(list) => {
+            put_header(out, type_id::STRING_LIST);
+            put_len(out, list.len())?;
+            for s in list {
+                put_string(out, Some(s))?;
+            }
+        }
+        Value::Bytes(b) => {
+            put_header(out, type_id::BYTE_ARRAY);
+            put_bytes(out, b.as_deref())?;
+        }
+        Value::Regex { pattern, options } => {
+            put_header(out, type_id::REGULAR_EXPRESSION);
+            put_string(out, Some(pattern))?;
+            put_u32(out, *options);
+        }
+        Value::IntVector(v) => {
+            put_header(out, type_id::USER);
+            put_cstr(out, super::value::type_name::INT_VECTOR)?;
+            put_len(out, v.len())?;
+            for i in v {
+                put_i32(out, *i);
+            }
+        }
+        Value::MapList(kind, maps) => put_map_list(out, *kind, maps, depth)?,
+    }
+    Ok(())
+}
+
+fn put_map_list(
+    out: &mut Vec<u8>,
+    kind: MapListType,
+    maps: &[Map],
+    depth: usize,
+) -> Result<(), EncodeError> {
+    put_header(out, type_id::USER);
+    put_cstr(out, kind.type_name())?;
+    put_len(out, maps.len())?;
+    for map in maps {
+        put_map(out, map, depth + 1)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_value(&mut out, v).expect("encodable");
+        out
+    }
+
+    #[test]
+    fn scalars_match_qdatastream() {
+        assert_eq!(
+            enc(&Value::Int(-2)),
+            [0, 0, 0, 2, 0, 0xff, 0xff, 0xff, 0xfe]
+        );
+        assert_eq!(enc(&Value::Bool(true)), [0, 0, 0, 1, 0, 1]);
+        assert_eq!(enc(&Value::Invalid), [0, 0, 0, 0, 0]);
+        assert_eq!(
+            enc(&Value::String(None)),
+            [0, 0, 0, 10, 0, 0xff, 0xff, 0xff, 0xff]
+        );
+    }
+
+    #[test]
+    fn strings_are_utf16_big_endian_with_byte_length() {
+        // U+1F389 is a surrogate pair: 4 bytes.
+        assert_eq!(
+            enc(&Value::str("é🎉")),
+            [
+                0, 0, 0, 10, 0, 0, 0, 0, 6, 0x00, 0xe9, 0xd8, 0x3c, 0xdf, 0x89
+            ]
+        );
+    }
+
+    #[test]
+    fn user_types_carry_their_nul_terminated_name() {
+        let bytes = enc(&Value::IntVector(vec![7]));
+        assert_eq!(&bytes[..9], [0, 0, 4, 0, 0, 0, 0, 0, 13]);
+        assert_eq!(&bytes[9..22], b"QVector<int>\0");
+        assert_eq!(&bytes[22..], [0, 0, 0, 1, 0, 0, 0, 7]);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let mut v = Value::Int(0);
+        for _ in 0..=MAX_DEPTH + 1 {
+            v = Value::List(vec![v]);
+        }
+        let mut out = Vec::new();
+        assert_eq!(encode_value(&mut out, &v), Err(EncodeError::TooDeep));
+    }
+}

@@ -1,0 +1,155 @@
+//! Where a CopyQ server's socket is, computed as CopyQ 6.4 does (`clipboardServerName()`):
+//! `<settings dir>/copyq[-SESSION]/.copyq[-SESSION]_s`, the settings dir being
+//! `$COPYQ_SETTINGS_PATH`, else `$XDG_CONFIG_HOME`, else `~/.config` (empty values count as unset).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A session name CopyQ would refuse, or nowhere to look.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PathError {
+    /// CopyQ accepts at most 16 characters of `[A-Za-z0-9_-]`.
+    #[error("invalid CopyQ session name {0:?}: at most 16 characters of letters, digits, '-', '_'")]
+    BadSession(String),
+    /// None of `COPYQ_SETTINGS_PATH`, `XDG_CONFIG_HOME`, `HOME` is set.
+    #[error(
+        "cannot locate CopyQ's settings: none of COPYQ_SETTINGS_PATH, XDG_CONFIG_HOME, HOME is set"
+    )]
+    NoSettingsDir,
+}
+
+/// The inputs of the computation, normally the process environment; tests fill them in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketEnv {
+    /// `COPYQ_SETTINGS_PATH`
+    pub settings_path: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`
+    pub xdg_config_home: Option<PathBuf>,
+    /// `HOME`
+    pub home: Option<PathBuf>,
+    /// `COPYQ_SESSION_NAME`; empty or `None` is the default session.
+    pub session: Option<String>,
+}
+
+fn non_empty(value: Option<OsString>) -> Option<OsString> {
+    value.filter(|v| !v.is_empty())
+}
+
+impl SocketEnv {
+    /// Read the four variables from this process's environment.
+    pub fn from_process_env() -> Self {
+        Self::from_lookup(|name| std::env::var_os(name))
+    }
+
+    /// Read the four variables through `lookup` (an environment stand-in).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Self {
+        let path = |name| non_empty(lookup(name)).map(PathBuf::from);
+        Self {
+            settings_path: path("COPYQ_SETTINGS_PATH"),
+            xdg_config_home: path("XDG_CONFIG_HOME"),
+            home: path("HOME"),
+            session: non_empty(lookup("COPYQ_SESSION_NAME"))
+                .map(|s| s.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// The settings root CopyQ uses: the first of `COPYQ_SETTINGS_PATH`, `XDG_CONFIG_HOME`,
+    /// `HOME/.config`.
+    pub fn settings_root(&self) -> Result<PathBuf, PathError> {
+        let non_empty = |p: &Option<PathBuf>| p.clone().filter(|p| !p.as_os_str().is_empty());
+        non_empty(&self.settings_path)
+            .or_else(|| non_empty(&self.xdg_config_home))
+            .or_else(|| non_empty(&self.home).map(|h| h.join(".config")))
+            .ok_or(PathError::NoSettingsDir)
+    }
+
+    /// The server's socket path.
+    pub fn socket_path(&self) -> Result<PathBuf, PathError> {
+        let session = self.session.as_deref().unwrap_or_default();
+        socket_path(self.settings_root()?, session)
+    }
+}
+
+/// `root/copyq[-session]/.copyq[-session]_s`; an empty `session` is the default one.
+pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, PathError> {
+    let valid = session.chars().count() <= 16
+        && session
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid {
+        return Err(PathError::BadSession(session.to_owned()));
+    }
+    let app = if session.is_empty() {
+        "copyq".to_owned()
+    } else {
+        format!("copyq-{session}")
+    };
+    // The directory is QSettings' (application name as is); the socket's name is lower-cased.
+    let socket = format!(".{}_s", app.to_lowercase());
+    Ok(root.into().join(app).join(socket))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> SocketEnv {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        SocketEnv::from_lookup(move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| OsString::from(v))
+        })
+    }
+
+    #[test]
+    fn settings_path_wins_then_xdg_then_home() {
+        let all = [
+            ("COPYQ_SETTINGS_PATH", "/s"),
+            ("XDG_CONFIG_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(env(&all).socket_path(), Ok("/s/copyq/.copyq_s".into()));
+        assert_eq!(env(&all[1..]).socket_path(), Ok("/x/copyq/.copyq_s".into()));
+        assert_eq!(
+            env(&all[2..]).socket_path(),
+            Ok("/h/.config/copyq/.copyq_s".into())
+        );
+        assert_eq!(env(&[]).socket_path(), Err(PathError::NoSettingsDir));
+    }
+
+    #[test]
+    fn empty_variables_count_as_unset() {
+        let e = env(&[
+            ("COPYQ_SETTINGS_PATH", ""),
+            ("XDG_CONFIG_HOME", "/x"),
+            ("COPYQ_SESSION_NAME", ""),
+        ]);
+        assert_eq!(e.socket_path(), Ok("/x/copyq/.copyq_s".into()));
+    }
+
+    #[test]
+    fn sessions_name_the_directory_and_the_socket() {
+        let e = env(&[("XDG_CONFIG_HOME", "/x"), ("COPYQ_SESSION_NAME", "work_1")]);
+        assert_eq!(
+            e.socket_path(),
+            Ok("/x/copyq-work_1/.copyq-work_1_s".into())
+        );
+        assert_eq!(
+            socket_path("/x", "Work"),
+            Ok("/x/copyq-Work/.copyq-work_s".into())
+        );
+        for bad in ["a/b", "../x", "seventeen_chars_x", "é"] {
+            assert_eq!(
+                socket_path("/x", bad),
+                Err(PathError::BadSession(bad.into()))
+            );
+        }
+    }
+}
