@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{AuthState, TokenService, load_or_create_key};
-use crate::backend::{Backend, CliBackend, CliConfig};
+use crate::backend::{Backend, BackendError, CliBackend, CliConfig, SocketBackend, SocketConfig};
 use crate::clipboard::Roots;
 use crate::config::Settings;
 use crate::mcp::Tools;
@@ -59,7 +59,44 @@ pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
     )?)
 }
 
-pub fn backend(settings: &Settings) -> Backend {
+/// The backend `copyq.backend` asks for; `auto` probes the socket and falls back to the CLI when
+/// CopyQ speaks an unknown protocol there (logged, with the reason).
+pub async fn backend(settings: &Settings) -> Backend {
+    let mode = settings.copyq.backend.as_str();
+    if mode == "cli" {
+        return cli_backend(settings);
+    }
+    let path = match settings.copyq_socket() {
+        Ok(path) => path,
+        Err(why) => {
+            tracing::warn!(%why, "no CopyQ socket path; using the copyq CLI");
+            return cli_backend(settings);
+        }
+    };
+    let socket = SocketBackend::new(SocketConfig {
+        path,
+        timeout: settings.copyq_timeout(),
+    });
+    if mode == "socket" {
+        return Backend::Socket(socket);
+    }
+    match socket.probe().await {
+        Ok(()) => {
+            tracing::info!("talking to CopyQ through its local socket");
+            Backend::Socket(socket)
+        }
+        Err(BackendError::Unavailable | BackendError::Timeout(_)) => {
+            tracing::info!("CopyQ is not reachable yet; its socket will be used once it is");
+            Backend::Socket(socket)
+        }
+        Err(why) => {
+            tracing::warn!(%why, "CopyQ's socket cannot be used; falling back to the copyq CLI");
+            cli_backend(settings)
+        }
+    }
+}
+
+fn cli_backend(settings: &Settings) -> Backend {
     let c = &settings.copyq;
     let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
     Backend::Cli(CliBackend::new(CliConfig {
@@ -81,7 +118,7 @@ pub struct Application {
 
 impl Application {
     pub async fn build(settings: &Settings) -> Result<Self, StartError> {
-        Self::with_backend(settings, backend(settings)).await
+        Self::with_backend(settings, backend(settings).await).await
     }
 
     pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {

@@ -85,6 +85,8 @@ pub struct AuthSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CopyqSettings {
+    pub backend: String,
+    pub socket: String,
     pub command: String,
     pub session: String,
     pub settings_path: String,
@@ -184,6 +186,9 @@ impl Settings {
                 "limits",
                 "requests_per_minute, burst, request_timeout_ms and max_concurrent_copyq_calls must be > 0",
             );
+        }
+        if !matches!(self.copyq.backend.as_str(), "auto" | "socket" | "cli") {
+            return bad("copyq.backend", "must be auto, socket or cli");
         }
         if self.copyq.command.is_empty() {
             return bad("copyq.command", "must not be empty");
@@ -295,6 +300,21 @@ impl Settings {
     pub fn refresh_token_ttl(&self) -> Duration {
         humantime::parse_duration(&self.oauth.refresh_token_ttl)
             .unwrap_or(Duration::from_secs(30 * 86400))
+    }
+
+    /// Where CopyQ's local socket is: configured, or computed like the `copyq` client does.
+    pub fn copyq_socket(&self) -> Result<PathBuf, String> {
+        if !self.copyq.socket.is_empty() {
+            return Ok(PathBuf::from(&self.copyq.socket));
+        }
+        let mut env = crate::backend::socket::path::SocketEnv::from_process_env();
+        if !self.copyq.settings_path.is_empty() {
+            env.settings_path = Some(PathBuf::from(&self.copyq.settings_path));
+        }
+        if !self.copyq.session.is_empty() {
+            env.session = Some(self.copyq.session.clone());
+        }
+        env.socket_path().map_err(|e| e.to_string())
     }
 
     pub fn copyq_timeout(&self) -> Duration {

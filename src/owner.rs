@@ -236,7 +236,7 @@ pub async fn restore(settings: &Settings, id: i64) -> Result<(), String> {
             entry.mode
         ));
     }
-    let backend = crate::app::backend(settings);
+    let backend = crate::app::backend(settings).await;
     let request = crate::backend::ReadRequest {
         tabs: crate::backend::TabSelector::Names { names: vec![] },
         skip: 0,

@@ -251,7 +251,8 @@ impl PrivateCopyq {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        // CopyQ waits up to 10 s for connected clients to hang up, then saves and exits.
+        let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = child.try_wait() {
                 Self::signal_group(child.id(), "-KILL");

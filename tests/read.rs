@@ -683,3 +683,33 @@ async fn validate_reads() {
     let got = err(&c, "mcp_validate", json!({"params": {}})).await;
     assert_eq!(got, "error|MISSING_PARAM|Parameter 'tool' required");
 }
+
+/// The socket and CLI backends answer every read identically, byte for byte.
+#[tokio::test]
+async fn both_backends_give_identical_replies() {
+    let cli = gateway_with(seeded(), |s| s.copyq.backend = "cli".into()).await;
+    let socket = gateway_with(seeded(), |s| s.copyq.backend = "socket".into()).await;
+    let (c1, c2) = (
+        client(&cli.url, &cli.read).await,
+        client(&socket.url, &socket.read).await,
+    );
+    let calls = [
+        json!({"mode": "tree", "scope": "all", "max_depth": 10}),
+        json!({"mode": "tree", "max_items": 0}),
+        json!({"mode": "list", "tab": "info", "skip": 1, "max_items": 30, "include_note": true}),
+        json!({"mode": "list", "tab": "архив", "scope": "external"}),
+        json!({"mode": "item", "tab": "info", "index": 0, "include_note": true}),
+        json!({"mode": "item", "tab": "info", "index": 2}),
+        json!({"mode": "item", "tab": "info", "index": 99}),
+        json!({"mode": "search", "query": "todo|задача", "scope": "all"}),
+        json!({"mode": "search", "query": "(a+)+$", "scope": "all", "search_in": "text"}),
+        json!({"mode": "list", "tab": "workspace/ghost"}),
+    ];
+    for args in calls {
+        assert_eq!(
+            call(&c1, "mcp_read", args.clone()).await,
+            call(&c2, "mcp_read", args.clone()).await,
+            "{args}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 mod cli;
 mod item;
 mod memory;
+mod native;
 pub mod socket;
 
 use std::time::Duration;
@@ -14,6 +15,7 @@ use thiserror::Error;
 pub use cli::{CliBackend, CliConfig};
 pub use item::{Item, join_tags, split_tags};
 pub use memory::MemoryBackend;
+pub use native::{SocketBackend, SocketConfig};
 
 /// Which tabs a read covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -101,6 +103,7 @@ pub enum BackendError {
 #[derive(Debug, Clone)]
 pub enum Backend {
     Cli(CliBackend),
+    Socket(SocketBackend),
     Memory(MemoryBackend),
 }
 
@@ -109,6 +112,7 @@ macro_rules! dispatch {
     ($self:ident, $method:ident($($arg:expr),*)) => {
         match $self {
             Self::Cli(b) => b.$method($($arg),*).await,
+            Self::Socket(b) => b.$method($($arg),*).await,
             Self::Memory(b) => b.$method($($arg),*),
         }
     };

@@ -51,6 +51,10 @@ pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings
     let mut settings = Settings::defaults().expect("default settings");
     copyq.configure(&mut settings);
     settings.server.bind = "127.0.0.1:0".parse().expect("addr");
+    // The suite runs once per backend (tests/run.sh): COPYQ_MCP_TEST_BACKEND=cli|socket.
+    if let Ok(backend) = std::env::var("COPYQ_MCP_TEST_BACKEND") {
+        settings.copyq.backend = backend;
+    }
     tweak(&mut settings);
     let tokens = token_service(&settings).expect("token service");
     let read = tokens.issue("test-read", Role::Read, None).expect("issue");

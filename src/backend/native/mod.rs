@@ -1,0 +1,297 @@
+//! CopyQ through its local socket, natively: the same operations and results as the CLI backend,
+//! each in a few pipelined round trips instead of a `copyq` process. One warm connection, re-made
+//! after CopyQ restarts; the server's layout is checked on every connect.
+
+mod write;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+
+use super::socket::client::{Client, Options};
+use super::socket::probe::{Detected, detect};
+use super::socket::slots;
+use super::socket::value::{Call, Map, MapListType, Value, map_get};
+use super::socket::{MAX_FRAME_LEN, SocketError};
+use super::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector, split_tags};
+
+pub const MIME_TEXT: &str = "text/plain";
+pub const MIME_TAGS: &str = "application/x-copyq-tags";
+pub const MIME_NOTE: &str = "application/x-copyq-item-notes";
+
+#[derive(Debug, Clone)]
+pub struct SocketConfig {
+    pub path: PathBuf,
+    /// Bound on one operation (all its round trips).
+    pub timeout: Duration,
+}
+
+/// The live connection and the layout its server speaks.
+type Connection = Option<(Arc<Client>, MapListType)>;
+
+#[derive(Debug, Clone)]
+pub struct SocketBackend {
+    config: Arc<SocketConfig>,
+    conn: Arc<Mutex<Connection>>,
+}
+
+/// A socket failure in the backend's terms: a lost or refused connection is `Unavailable`.
+fn failed(e: SocketError) -> BackendError {
+    match e {
+        e if e.is_disconnect() => BackendError::Unavailable,
+        SocketError::Timeout(d) => BackendError::Timeout(d),
+        other => BackendError::Failed(other.to_string()),
+    }
+}
+
+pub fn item_of(map: &Map) -> Item {
+    let text = |mime| {
+        map_get(map, mime)
+            .and_then(Value::to_text)
+            .unwrap_or_default()
+    };
+    Item {
+        text: text(MIME_TEXT),
+        tags: split_tags(&text(MIME_TAGS)),
+        note: text(MIME_NOTE),
+    }
+}
+
+pub fn map_of(item: &Item) -> Map {
+    let mut map = vec![(MIME_TEXT.to_owned(), Value::bytes(item.text.as_bytes()))];
+    if !item.tags.is_empty() {
+        map.push((
+            MIME_TAGS.to_owned(),
+            Value::bytes(item.tags.join(",").as_bytes()),
+        ));
+    }
+    if !item.note.is_empty() {
+        map.push((MIME_NOTE.to_owned(), Value::bytes(item.note.as_bytes())));
+    }
+    map
+}
+
+/// Cut to at most `n` UTF-16 units, as the CLI script does (so both backends agree exactly).
+fn cut(s: String, n: Option<usize>) -> String {
+    let Some(n) = n else { return s };
+    let mut units = 0;
+    s.chars()
+        .take_while(|c| {
+            units += c.len_utf16();
+            units <= n
+        })
+        .collect()
+}
+
+impl SocketBackend {
+    pub fn new(config: SocketConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+            conn: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Connect and check the layout now.
+    pub async fn probe(&self) -> Result<(), BackendError> {
+        self.client().await.map(|_| ())
+    }
+
+    /// The live connection, made (and its layout checked) if there is none or it was lost.
+    async fn client(&self) -> Result<(Arc<Client>, MapListType), BackendError> {
+        let mut conn = self.conn.lock().await;
+        if let Some((c, layout)) = conn.as_ref()
+            && !c.is_closed()
+        {
+            return Ok((c.clone(), *layout));
+        }
+        let options = Options {
+            timeout: self.config.timeout,
+            max_frame_len: MAX_FRAME_LEN,
+        };
+        let client = Arc::new(
+            Client::connect(&self.config.path, options)
+                .await
+                .map_err(failed)?,
+        );
+        let layout = match detect(&client).await.map_err(failed)? {
+            Detected::Known(layout) => layout.map_list,
+            Detected::Unknown(why) => {
+                return Err(BackendError::Failed(format!(
+                    "CopyQ's socket speaks an unknown protocol ({why}); use copyq.backend = \"cli\""
+                )));
+            }
+        };
+        *conn = Some((client.clone(), layout));
+        Ok((client, layout))
+    }
+
+    async fn call(&self, call: Call) -> Result<Value, BackendError> {
+        Ok(self
+            .call_many(vec![call])
+            .await?
+            .pop()
+            .unwrap_or(Value::Invalid))
+    }
+
+    async fn call_many(&self, calls: Vec<Call>) -> Result<Vec<Value>, BackendError> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (client, _) = self.client().await?;
+        client.call_many(&calls).await.map_err(failed)
+    }
+
+    async fn layout(&self) -> Result<MapListType, BackendError> {
+        Ok(self.client().await?.1)
+    }
+
+    pub async fn ping(&self) -> Result<(), BackendError> {
+        self.tabs().await.map(|_| ())
+    }
+
+    pub async fn tabs(&self) -> Result<Vec<String>, BackendError> {
+        let call = slots::tabs();
+        let reply = self.call(call.clone()).await?;
+        slots::expect_string_list(&call, reply).map_err(failed)
+    }
+
+    /// CopyQ's `maxitems` (slow for CopyQ: it builds its settings dialog).
+    pub async fn max_items(&self) -> Result<usize, BackendError> {
+        let call = slots::config("maxitems");
+        let reply = self.call(call.clone()).await?;
+        let map = slots::expect_map(&call, reply).map_err(failed)?;
+        let value = map_get(&map, "maxitems")
+            .and_then(Value::to_text)
+            .or_else(|| match map_get(&map, "maxitems") {
+                Some(Value::Int(n)) => Some(n.to_string()),
+                _ => None,
+            });
+        value
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| BackendError::Failed("CopyQ did not report maxitems".into()))
+    }
+
+    /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
+    /// another (whole tabs through selections, which return every row in one reply).
+    pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+        let all = self.tabs().await?;
+        let names: Vec<String> = match &req.tabs {
+            TabSelector::Names { names } => {
+                names.iter().filter(|n| all.contains(n)).cloned().collect()
+            }
+            TabSelector::Prefix { prefix, invert } => all
+                .into_iter()
+                .filter(|n| n.starts_with(prefix.as_str()) != *invert)
+                .collect(),
+            TabSelector::All {} => all,
+        };
+        let lengths = self
+            .call_many(names.iter().map(|n| slots::browser_length(n)).collect())
+            .await?;
+        let mut totals = Vec::with_capacity(names.len());
+        for (call_tab, reply) in names.iter().zip(lengths) {
+            totals.push(
+                usize::try_from(
+                    slots::expect_int(&slots::browser_length(call_tab), reply).map_err(failed)?,
+                )
+                .unwrap_or(0),
+            );
+        }
+        let rows: Vec<Vec<Item>> = match req.limit {
+            Some(limit) => self.windows(&names, &totals, req.skip, limit).await?,
+            None => self
+                .whole(&names)
+                .await?
+                .into_iter()
+                .map(|items| items.into_iter().skip(req.skip).collect())
+                .collect(),
+        };
+        let pages = names
+            .into_iter()
+            .zip(totals)
+            .zip(rows)
+            .map(|((name, total), items)| TabPage {
+                name,
+                total,
+                items: items
+                    .into_iter()
+                    .map(|it| Item {
+                        text: cut(it.text, req.preview),
+                        tags: it.tags,
+                        note: cut(it.note, req.preview),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let max_items = if req.limits {
+            Some(self.max_items().await?)
+        } else {
+            None
+        };
+        Ok(Snapshot { pages, max_items })
+    }
+
+    async fn windows(
+        &self,
+        names: &[String],
+        totals: &[usize],
+        skip: usize,
+        limit: usize,
+    ) -> Result<Vec<Vec<Item>>, BackendError> {
+        let mut calls = Vec::new();
+        let mut counts = Vec::new();
+        for (name, total) in names.iter().zip(totals) {
+            let rows: Vec<usize> =
+                (skip..total.min(&skip.saturating_add(limit)).to_owned()).collect();
+            counts.push(rows.len());
+            calls.extend(
+                rows.into_iter()
+                    .map(|r| slots::browser_item_data(name, i32::try_from(r).unwrap_or(i32::MAX))),
+            );
+        }
+        let mut replies = self.call_many(calls).await?.into_iter();
+        Ok(counts
+            .into_iter()
+            .map(|n| {
+                replies
+                    .by_ref()
+                    .take(n)
+                    .map(|v| v.as_map().map(item_of).unwrap_or_default())
+                    .collect()
+            })
+            .collect())
+    }
+
+    async fn whole(&self, names: &[String]) -> Result<Vec<Vec<Item>>, BackendError> {
+        let ids = self
+            .call_many(names.iter().map(|n| slots::create_selection(n)).collect())
+            .await?;
+        let ids: Vec<i32> = ids
+            .into_iter()
+            .map(|v| match v {
+                Value::Int(id) => id,
+                _ => -1,
+            })
+            .collect();
+        let mut calls = Vec::new();
+        for id in &ids {
+            calls.push(slots::selection_select_all(*id));
+            calls.push(slots::selection_get_items_data(*id));
+            calls.push(slots::destroy_selection(*id));
+        }
+        let replies = self.call_many(calls).await?;
+        Ok(replies
+            .chunks(3)
+            .map(|c| match c.get(1) {
+                Some(Value::List(items)) => items
+                    .iter()
+                    .map(|v| v.as_map().map(item_of).unwrap_or_default())
+                    .collect(),
+                Some(Value::MapList(_, maps)) => maps.iter().map(item_of).collect(),
+                _ => Vec::new(),
+            })
+            .collect())
+    }
+}

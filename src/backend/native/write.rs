@@ -1,0 +1,299 @@
+//! Writes over the socket, step for step as the CLI script makes them: checked against the item
+//! the gateway planned with, refused before CopyQ would evict, and durable before the reply (the
+//! touched tabs unloaded, or for a tab open in CopyQ's window the save delays zeroed around the
+//! write; CopyQ's tab list flushed when a tab was created or removed).
+
+use std::future::Future;
+
+use super::super::socket::slots;
+use super::super::socket::value::{Call, Map, Value, map_get};
+use super::{SocketBackend, failed, item_of, map_of};
+use crate::backend::{BackendError, Item, Persisted};
+
+const SAVE_DELAYS: [&str; 5] = [
+    "save_delay_ms_on_item_added",
+    "save_delay_ms_on_item_removed",
+    "save_delay_ms_on_item_moved",
+    "save_delay_ms_on_item_modified",
+    "save_delay_ms_on_item_edited",
+];
+
+fn row(r: usize) -> i32 {
+    i32::try_from(r).unwrap_or(i32::MAX)
+}
+
+fn set_config(name: &str, value: &str) -> Call {
+    Call::new(
+        "config(QVariantList)",
+        vec![Value::List(vec![Value::str(name), Value::str(value)])],
+    )
+}
+
+/// A slot's `QString` answer: null means success, anything else is CopyQ's error text.
+fn ok_or_text(reply: &Value, what: &str) -> Result<(), BackendError> {
+    match reply {
+        v if v.is_null() => Ok(()),
+        Value::String(Some(text)) if text.is_empty() => Ok(()),
+        Value::String(Some(text)) => Err(BackendError::Failed(format!("{what}: {text}"))),
+        other => Err(BackendError::Failed(format!(
+            "{what}: unexpected {}",
+            other.kind()
+        ))),
+    }
+}
+
+impl SocketBackend {
+    async fn exists(&self, tab: &str) -> Result<bool, BackendError> {
+        Ok(self.tabs().await?.iter().any(|t| t == tab))
+    }
+
+    async fn length(&self, tab: &str) -> Result<usize, BackendError> {
+        let call = slots::browser_length(tab);
+        let reply = self.call(call.clone()).await?;
+        Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
+    }
+
+    async fn row_data(&self, tab: &str, r: usize) -> Result<Map, BackendError> {
+        Ok(self
+            .call(slots::browser_item_data(tab, row(r)))
+            .await?
+            .as_map()
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// The full data of `r` in `tab`, if it still holds `expect`.
+    async fn check_row(&self, tab: &str, r: usize, expect: &Item) -> Result<Map, BackendError> {
+        if !self.exists(tab).await? {
+            return Err(BackendError::NoSuchTab);
+        }
+        let count = self.length(tab).await?;
+        if r >= count {
+            return Err(BackendError::NoSuchRow { count });
+        }
+        let data = self.row_data(tab, r).await?;
+        if item_of(&data) != *expect {
+            return Err(BackendError::Conflict);
+        }
+        Ok(data)
+    }
+
+    async fn check_room(&self, tab: &str, limit: usize) -> Result<(), BackendError> {
+        if self.exists(tab).await? && self.length(tab).await? >= limit {
+            return Err(BackendError::TabFull { limit });
+        }
+        Ok(())
+    }
+
+    /// Tabs CopyQ saved and dropped from memory (it keeps those open in its window).
+    async fn unload(&self, tabs: &[String]) -> Result<Vec<String>, BackendError> {
+        if tabs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = tabs.iter().map(String::as_str).collect();
+        let call = slots::unload_tabs(&names);
+        let reply = self.call(call.clone()).await?;
+        slots::expect_string_list(&call, reply).map_err(failed)
+    }
+
+    async fn config_text(&self, name: &str) -> Result<String, BackendError> {
+        let call = slots::config(name);
+        let reply = self.call(call.clone()).await?;
+        let map = slots::expect_map(&call, reply).map_err(failed)?;
+        Ok(match map_get(&map, name) {
+            Some(Value::Int(n)) => n.to_string(),
+            Some(v) => v.to_text().unwrap_or_default(),
+            None => String::new(),
+        })
+    }
+
+    async fn durably<T, F, Fut>(
+        &self,
+        names: &[&str],
+        body: F,
+    ) -> Result<(T, Persisted), BackendError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, BackendError>>,
+    {
+        let all = self.tabs().await?;
+        let existing: Vec<String> = names
+            .iter()
+            .filter(|n| all.iter().any(|a| a == *n))
+            .map(|n| n.to_string())
+            .collect();
+        let created = existing.len() < names.len();
+        let unloaded = self.unload(&existing).await?;
+        let pinned = existing.iter().any(|n| !unloaded.contains(n));
+        let mut old = Vec::new();
+        if pinned {
+            for k in SAVE_DELAYS {
+                old.push(self.config_text(k).await?);
+            }
+            self.call_many(SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect())
+                .await?;
+        }
+        let result = body().await;
+        if pinned {
+            self.call_many(
+                SAVE_DELAYS
+                    .iter()
+                    .zip(&old)
+                    .map(|(k, v)| set_config(k, v))
+                    .collect(),
+            )
+            .await?;
+        }
+        let value = result?;
+        let now: Vec<String> = {
+            let all = self.tabs().await?;
+            names
+                .iter()
+                .filter(|n| all.iter().any(|a| a == *n))
+                .map(|n| n.to_string())
+                .collect()
+        };
+        self.unload(&now).await?;
+        if created {
+            self.flush_tab_list().await?;
+        }
+        Ok((
+            value,
+            if pinned {
+                Persisted::SaveDelay
+            } else {
+                Persisted::Unload
+            },
+        ))
+    }
+
+    /// CopyQ saves its tab list a second after a change; any config() call saves it at once.
+    async fn flush_tab_list(&self) -> Result<(), BackendError> {
+        self.call(slots::config("tabs")).await.map(|_| ())
+    }
+
+    async fn insert_map(&self, tab: &str, data: Map, expect: &Item) -> Result<(), BackendError> {
+        let before = if self.exists(tab).await? {
+            self.length(tab).await?
+        } else {
+            0
+        };
+        let layout = self.layout().await?;
+        let reply = self
+            .call(slots::browser_insert(layout, tab, 0, vec![data]))
+            .await?;
+        ok_or_text(&reply, "insert")?;
+        if self.length(tab).await? != before + 1
+            || item_of(&self.row_data(tab, 0).await?) != *expect
+        {
+            return Err(BackendError::Failed("insert was not applied".into()));
+        }
+        Ok(())
+    }
+
+    pub async fn insert(
+        &self,
+        tab: &str,
+        item: &Item,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        self.check_room(tab, limit).await?;
+        Ok(self
+            .durably(&[tab], || self.insert_map(tab, map_of(item), item))
+            .await?
+            .1)
+    }
+
+    pub async fn change(
+        &self,
+        tab: &str,
+        r: usize,
+        expect: &Item,
+        item: &Item,
+    ) -> Result<Persisted, BackendError> {
+        self.check_row(tab, r, expect).await?;
+        let body = || async {
+            // browserChange merges keys; an invalid value removes one.
+            let mut data = map_of(item);
+            for mime in [super::MIME_TAGS, super::MIME_NOTE] {
+                if map_get(&data, mime).is_none() {
+                    data.push((mime.to_owned(), Value::Invalid));
+                }
+            }
+            let layout = self.layout().await?;
+            let reply = self
+                .call(slots::browser_change(layout, tab, row(r), vec![data]))
+                .await?;
+            ok_or_text(&reply, "change")?;
+            if item_of(&self.row_data(tab, r).await?) != *item {
+                return Err(BackendError::Failed("change was not applied".into()));
+            }
+            Ok(())
+        };
+        Ok(self.durably(&[tab], body).await?.1)
+    }
+
+    pub async fn remove(
+        &self,
+        tab: &str,
+        r: usize,
+        expect: &Item,
+    ) -> Result<Persisted, BackendError> {
+        self.check_row(tab, r, expect).await?;
+        let body = || async {
+            let reply = self
+                .call(slots::browser_remove_rows(tab, vec![row(r)]))
+                .await?;
+            ok_or_text(&reply, "remove")
+        };
+        Ok(self.durably(&[tab], body).await?.1)
+    }
+
+    /// Target first, checked and saved, then the source: the item is never in neither tab.
+    pub async fn move_item(
+        &self,
+        from: &str,
+        r: usize,
+        expect: &Item,
+        to: &str,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        let data = self.check_row(from, r, expect).await?;
+        self.check_room(to, limit).await?;
+        let body = || async {
+            self.insert_map(to, data, expect).await?;
+            self.unload(&[to.to_owned()]).await?;
+            self.check_row(from, r, expect).await?;
+            let reply = self
+                .call(slots::browser_remove_rows(from, vec![row(r)]))
+                .await?;
+            ok_or_text(&reply, "remove from source")
+        };
+        Ok(self.durably(&[to, from], body).await?.1)
+    }
+
+    pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
+        if self.exists(tab).await? {
+            return Ok(false);
+        }
+        // Touching a tab creates it.
+        self.durably(&[tab], || async { self.length(tab).await.map(|_| ()) })
+            .await?;
+        if !self.exists(tab).await? {
+            return Err(BackendError::Failed("tab was not created".into()));
+        }
+        Ok(true)
+    }
+
+    pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {
+        let all = self.tabs().await?;
+        let mut removed = 0;
+        for tab in tabs.iter().filter(|t| all.contains(t)) {
+            removed += self.length(tab).await?;
+            let reply = self.call(slots::remove_tab(tab)).await?;
+            ok_or_text(&reply, "removeTab")?;
+        }
+        self.flush_tab_list().await?;
+        Ok(removed)
+    }
+}
