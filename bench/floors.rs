@@ -1,0 +1,174 @@
+//! The floors each gateway operation is compared with: the same work done directly, by one
+//! `copyq eval` (what any CLI-based tool pays) and by raw socket calls (what a native client pays).
+
+use std::time::{Duration, Instant};
+
+use copyq_mcp::backend::socket::client::{Client, Options};
+use copyq_mcp::backend::socket::path::SocketEnv;
+use copyq_mcp::backend::socket::slots;
+use copyq_mcp::backend::socket::value::{MapListType, Value, map_get};
+use copyq_mcp::sandbox::PrivateCopyq;
+
+use super::{BIG, stats};
+
+pub struct Floors {
+    client: Client,
+}
+
+const ROW: &str = "function row(d) { return [str(d['text/plain']), str(d['application/x-copyq-tags']), str(d['application/x-copyq-item-notes'])]; }";
+
+/// The same work as the gateway's CLI backend, in one `copyq eval` each.
+fn cli_script(op: &str) -> String {
+    let body = match op {
+        "list (20 items)" => format!("tab('{BIG}'); var n = size(); var o = []; for (var i = 0; i < 20; ++i) o.push(row(getItem(i))); print(JSON.stringify([n, o]))"),
+        "item" => format!("tab('{BIG}'); print(JSON.stringify([size(), row(getItem(5000))]))"),
+        "tree scope:all" => "var o = []; tab().forEach(function (t) { tab(t); var n = size(); var r = []; \
+             for (var i = 0; i < Math.min(n, 20); ++i) r.push(row(getItem(i))); o.push([t, n, r]); }); print(JSON.stringify(o))"
+            .into(),
+        "search 10,000 items" => "var re = /needle \\d+/i; var hits = []; tab().filter(function (t) { return t.indexOf('mcp/') === 0; }).forEach(function (t) { \
+             var s = new ItemSelection(t).selectAll(); var x = s.itemsFormat('text/plain'), g = s.itemsFormat('application/x-copyq-tags'), \
+             n = s.itemsFormat('application/x-copyq-item-notes'); for (var i = 0; i < x.length; ++i) \
+             if (re.test(str(x[i])) || re.test(str(g[i])) || re.test(str(n[i]))) hits.push([t, i, str(x[i])]); }); print(JSON.stringify(hits))"
+            .into(),
+        _ => "tab('mcp/workspace/floor-add'); add('benchmark item'); unload('mcp/workspace/floor-add')".into(),
+    };
+    format!("{ROW} {body}")
+}
+
+impl Floors {
+    pub async fn connect(copyq: &PrivateCopyq) -> Floors {
+        let env = SocketEnv {
+            settings_path: Some(copyq.settings_path()),
+            session: Some(copyq.session().to_owned()),
+            ..SocketEnv::default()
+        };
+        let path = env.socket_path().expect("socket path");
+        let client = Client::connect(
+            path,
+            Options {
+                timeout: Duration::from_secs(30),
+                ..Options::default()
+            },
+        )
+        .await
+        .expect("socket");
+        Floors { client }
+    }
+
+    pub async fn cli(&self, copyq: &PrivateCopyq, op: &str, n: usize) -> (f64, f64) {
+        let script = cli_script(op);
+        let run = || {
+            let t = Instant::now();
+            copyq.eval(&script, b"").expect("copyq eval");
+            t.elapsed()
+        };
+        run();
+        stats((0..n).map(|_| run()).collect())
+    }
+
+    pub async fn socket(&self, op: &str, n: usize) -> (f64, f64) {
+        self.socket_once(op).await;
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            self.socket_once(op).await;
+            samples.push(t.elapsed());
+        }
+        stats(samples)
+    }
+
+    /// The same calls the gateway's socket backend makes, pipelined as far as they can be.
+    async fn socket_once(&self, op: &str) {
+        let c = &self.client;
+        match op {
+            "list (20 items)" | "item" => {
+                let rows: Vec<i32> = if op == "item" {
+                    vec![5000]
+                } else {
+                    (0..20).collect()
+                };
+                let mut calls = vec![slots::tabs(), slots::browser_length(BIG)];
+                calls.extend(rows.into_iter().map(|r| slots::browser_item_data(BIG, r)));
+                c.call_many(&calls).await.expect("read");
+            }
+            "tree scope:all" => {
+                let tabs = match c.call(&slots::tabs()).await.expect("tabs") {
+                    Value::StringList(t) => t,
+                    _ => Vec::new(),
+                };
+                let mut calls: Vec<_> = tabs.iter().map(|t| slots::browser_length(t)).collect();
+                for t in &tabs {
+                    calls.extend((0..20).map(|r| slots::browser_item_data(t, r)));
+                }
+                c.call_many(&calls).await.expect("tree");
+            }
+            "search 10,000 items" => {
+                let tabs: Vec<String> = match c.call(&slots::tabs()).await.expect("tabs") {
+                    Value::StringList(t) => {
+                        t.into_iter().filter(|t| t.starts_with("mcp/")).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                let ids = c
+                    .call_many(
+                        &tabs
+                            .iter()
+                            .map(|t| slots::create_selection(t))
+                            .collect::<Vec<_>>(),
+                    )
+                    .await
+                    .expect("selections");
+                let mut calls = Vec::new();
+                for id in ids.iter().filter_map(|v| {
+                    if let Value::Int(i) = v {
+                        Some(*i)
+                    } else {
+                        None
+                    }
+                }) {
+                    calls.extend([
+                        slots::selection_select_all(id),
+                        slots::selection_get_items_data(id),
+                        slots::destroy_selection(id),
+                    ]);
+                }
+                let re = regex::RegexBuilder::new("needle \\d+")
+                    .case_insensitive(true)
+                    .build()
+                    .expect("regex");
+                let mut hits = 0;
+                for reply in c.call_many(&calls).await.expect("data") {
+                    if let Value::List(items) = reply {
+                        hits += items
+                            .iter()
+                            .filter_map(Value::as_map)
+                            .filter(|m| {
+                                [
+                                    "text/plain",
+                                    "application/x-copyq-tags",
+                                    "application/x-copyq-item-notes",
+                                ]
+                                .iter()
+                                .any(|k| {
+                                    map_get(m, k)
+                                        .and_then(Value::to_text)
+                                        .is_some_and(|t| re.is_match(&t))
+                                })
+                            })
+                            .count();
+                    }
+                }
+                assert!(hits > 0, "the floor search found nothing");
+            }
+            _ => {
+                let tab = "mcp/workspace/floor-add-socket";
+                let item = vec![("text/plain".to_owned(), Value::bytes("benchmark item"))];
+                let calls = [
+                    slots::browser_insert(MapListType::QVector, tab, 0, vec![item]),
+                    slots::unload_tabs(&[tab]),
+                ];
+                c.call_many(&calls).await.expect("add");
+            }
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The gateway's speed, measured side by side in one run (`bash bench/run.sh`): a private CopyQ with
+//! a 10,000-item tab and a tab tree; the release gateway with each backend; each operation against
+//! its floor (the same work by one `copyq eval`, and by raw socket calls); `tools/list` under 1, 8
+//! and 64 concurrent clients against a reference MCP server from the Python SDK; resident memory.
+//! Results go to stdout and `bench/results.md`.
+
+mod floors;
+mod load;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use copyq_mcp::sandbox::PrivateCopyq;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
+const BIG: &str = "mcp/workspace/big";
+
+pub struct Gateway {
+    child: Child,
+    pub url: String,
+    pub token: String,
+    _data: tempfile::TempDir,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Gateway {
+    fn start(copyq: &PrivateCopyq, backend: &str) -> Gateway {
+        let data = tempfile::tempdir().expect("tempdir");
+        let out = Command::new(BIN)
+            .args([
+                "token",
+                "issue",
+                "--role",
+                "write",
+                "--name",
+                "bench",
+                "--data-dir",
+            ])
+            .arg(data.path())
+            .output()
+            .expect("token");
+        let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let mut child = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .env("COPYQ_MCP__COPYQ__BACKEND", backend)
+            .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
+            .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+            .env("COPYQ_MCP__LIMITS__REQUESTS_PER_MINUTE", "100000000")
+            .env("COPYQ_MCP__LIMITS__BURST", "1000000")
+            .env("COPYQ_MCP__LOG__LEVEL", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve");
+        let mut line = String::new();
+        if let Some(out) = child.stdout.as_mut() {
+            BufReader::new(out)
+                .read_line(&mut line)
+                .expect("listening line");
+        }
+        let url = line
+            .split_whitespace()
+            .last()
+            .unwrap_or_default()
+            .to_owned();
+        Gateway {
+            child,
+            url,
+            token,
+            _data: data,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// One stateless JSON-RPC POST; panics on anything but a successful result (so a fast error can
+/// never pass for a fast answer).
+pub async fn post(http: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> Value {
+    let mut req = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let res = req.send().await.expect("HTTP");
+    assert!(res.status().is_success(), "HTTP {}", res.status());
+    let v: Value = res.json().await.expect("JSON");
+    assert!(
+        v.get("error").is_none() && v["result"]["isError"] != json!(true),
+        "failed: {v}"
+    );
+    v
+}
+
+fn tool_call(args: Value) -> Value {
+    let name = if args["mode"] == "add" {
+        "mcp_write"
+    } else {
+        "mcp_read"
+    };
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args}})
+}
+
+/// Median and p99 of `samples`, in ms.
+pub fn stats(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at = |q: f64| {
+        let i = ((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1;
+        samples[i].as_secs_f64() * 1000.0
+    };
+    (at(0.5), at(0.99))
+}
+
+pub async fn time<F, Fut>(n: usize, mut f: F) -> (f64, f64)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    f().await; // warm-up
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        f().await;
+        samples.push(t.elapsed());
+    }
+    stats(samples)
+}
+
+/// The operations measured, each with its arguments and iterations (fewer where each is slow).
+pub fn operations() -> Vec<(&'static str, Value, usize, usize)> {
+    vec![
+        (
+            "list (20 items)",
+            json!({"mode": "list", "tab": "workspace/big"}),
+            30,
+            300,
+        ),
+        (
+            "item",
+            json!({"mode": "item", "tab": "workspace/big", "index": 5000}),
+            30,
+            300,
+        ),
+        (
+            "tree scope:all",
+            json!({"mode": "tree", "scope": "all"}),
+            20,
+            100,
+        ),
+        (
+            "search 10,000 items",
+            json!({"mode": "search", "query": "needle \\d+", "scope": "mcp"}),
+            10,
+            30,
+        ),
+        (
+            "add",
+            json!({"mode": "add", "tab": "workspace/bench-add", "text": "benchmark item"}),
+            20,
+            100,
+        ),
+    ]
+}
+
+fn seed(copyq: &PrivateCopyq) {
+    copyq
+        .eval("config('maxitems', 10000)", b"")
+        .expect("maxitems");
+    let big = format!(
+        "tab('{BIG}'); for (var i = 9999; i >= 0; --i) {{ var t = 'Item ' + i + ': ' + (i % 997 === 0 ? 'needle ' + i + ' ' : '') + \
+         'lorem ipsum dolor sit amet, consectetur adipiscing elit, line two\\nand three of a clipboard entry'; \
+         var args = [0, 'text/plain', t]; if (i % 10 === 0) args.push('application/x-copyq-tags', 'tag' + (i % 7) + ',bench'); \
+         if (i % 50 === 0) args.push('application/x-copyq-item-notes', 'note ' + i); write.apply(this, args); }} unload()"
+    );
+    copyq.eval(&big, b"").expect("seed the big tab");
+    let tree = "var tabs = ['mcp/info', 'mcp/заметки', 'mcp/workspace/p1', 'mcp/workspace/p2', 'mcp/workspace/p3', \
+                'mcp/workspace/p3/sub', 'архив', 'личное/проекты/web', 'work/snippets']; \
+                tabs.forEach(function (t) { tab(t); for (var i = 0; i < 30; ++i) add(t + ' item ' + i + ' with some text'); }); unload()";
+    copyq.eval(tree, b"").expect("seed the tree");
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmRSS:")
+                    .map(|v| v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0))
+            })
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(run());
+}
+
+async fn run() {
+    let copyq = PrivateCopyq::start().expect("a private CopyQ (apt-get install copyq xvfb)");
+    seed(&copyq);
+    let http = reqwest::Client::new();
+    let mut report = vec![
+        "# copyq-mcp benchmark".to_owned(),
+        String::new(),
+        format!("Machine: {} cores; CopyQ 6.4 (private, Xvfb); release build; `bash bench/run.sh`.", std::thread::available_parallelism().map_or(0, |n| n.get())),
+        String::new(),
+        "## Operations: gateway vs floor, median / p99 ms".to_owned(),
+        String::new(),
+        "| operation | CLI floor | gateway, cli backend | socket floor | gateway, socket backend | socket vs cli (median) | socket gateway / socket floor |".to_owned(),
+        "|---|---|---|---|---|---|---|".to_owned(),
+    ];
+    let cli = Gateway::start(&copyq, "cli");
+    let socket = Gateway::start(&copyq, "socket");
+    let floor = floors::Floors::connect(&copyq).await;
+    for (name, args, n_cli, n_socket) in operations() {
+        let body = tool_call(args.clone());
+        let g_cli = time(n_cli, || {
+            post(&http, &cli.url, Some(&cli.token), &body).map_unit()
+        })
+        .await;
+        let g_sock = time(n_socket, || {
+            post(&http, &socket.url, Some(&socket.token), &body).map_unit()
+        })
+        .await;
+        let f_cli = floor.cli(&copyq, name, n_cli).await;
+        let f_sock = floor.socket(name, n_socket).await;
+        let row = format!(
+            "| {name} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1}x faster | {:.2}x (+{:.2} ms) |",
+            f_cli.0,
+            f_cli.1,
+            g_cli.0,
+            g_cli.1,
+            f_sock.0,
+            f_sock.1,
+            g_sock.0,
+            g_sock.1,
+            g_cli.0 / g_sock.0,
+            g_sock.0 / f_sock.0,
+            g_sock.0 - f_sock.0
+        );
+        println!("{row}");
+        report.push(row);
+    }
+    drop(cli);
+    report.extend(load::tools_list(&http, &socket, rss_kib).await);
+    report.push(String::new());
+    report.push(format!(
+        "Iterations per operation (cli / socket): {}.",
+        operations()
+            .iter()
+            .map(|(n, _, c, s)| format!("{n} {c}/{s}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let text = report.join("\n") + "\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/results.md");
+    std::fs::write(path, &text).expect("write bench/results.md");
+    println!("\n{text}\nwritten to {path}");
+}
+
+trait MapUnit {
+    fn map_unit(self) -> impl std::future::Future<Output = ()>;
+}
+
+impl<F: std::future::Future<Output = Value>> MapUnit for F {
+    async fn map_unit(self) {
+        self.await;
+    }
+}
