@@ -11,7 +11,7 @@ bash tests/clients/install.sh
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
 # Everything, with copyq.backend = auto (CopyQ's socket, natively)...
-cargo test --all-targets --locked
+cargo test --locked --lib --bins --tests
 # ...and the integration suites that drive CopyQ once more through the copyq CLI backend: the same
 # byte-exact expectations hold for both.
 COPYQ_MCP_TEST_BACKEND=cli cargo test --locked --test read --test write --test safety --test copyq_down --test audit
