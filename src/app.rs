@@ -96,6 +96,14 @@ pub async fn backend(settings: &Settings) -> Backend {
     }
 }
 
+/// CopyQ's options file, beside its socket: `<settings>/copyq[-session]/copyq[-session].ini`.
+fn copyq_options_file(settings: &Settings) -> Option<PathBuf> {
+    let socket = settings.copyq_socket().ok()?;
+    let dir = socket.parent()?;
+    let name = dir.file_name()?.to_str()?;
+    Some(dir.join(format!("{name}.ini")))
+}
+
 fn cli_backend(settings: &Settings) -> Backend {
     let c = &settings.copyq;
     let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
@@ -165,7 +173,11 @@ impl Application {
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
-        let tools = Arc::new(Tools::new(backend, roots).with_audit(store.clone()));
+        let tools = Arc::new(
+            Tools::new(backend, roots)
+                .with_audit(store.clone())
+                .with_options_file(copyq_options_file(settings)),
+        );
         let shutdown = CancellationToken::new();
         let origins = crate::http::OriginPolicy::new(&base, &settings.server.allowed_origins);
         let limiter = crate::http::RateLimiter::new(

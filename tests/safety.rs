@@ -308,3 +308,45 @@ async fn a_comma_tag_is_refused_not_split() {
     .await;
     assert!(got.ends_with("\ntags:[a b,c;d,deadline:2024-01]"), "{got}");
 }
+
+/// The gateway caches CopyQ's maxitems (asking costs CopyQ ~20 ms), but only while CopyQ's options
+/// file is unchanged: lowering the limit while the gateway runs still protects the next write.
+#[tokio::test]
+async fn a_lowered_limit_is_seen_at_once() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .seed("mcp/workspace/lim", &items(&["a", "b", "c"]))
+        .expect("seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/lim", "text": "fits under the default"}),
+    )
+    .await;
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/lim", "text": "and the cached limit"}),
+    )
+    .await;
+    copyq
+        .eval("config('maxitems', 5)", b"")
+        .expect("lower maxitems");
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/lim", "text": "one too many"}),
+    )
+    .await;
+    assert!(got.contains("CopyQ keeps at most 5 items per tab"), "{got}");
+    assert_eq!(
+        texts(&copyq, "mcp/workspace/lim"),
+        [
+            "and the cached limit",
+            "fits under the default",
+            "a",
+            "b",
+            "c"
+        ]
+    );
+}

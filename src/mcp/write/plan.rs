@@ -63,14 +63,23 @@ async fn snapshot(
     (skip, limit): (usize, usize),
     limits: bool,
 ) -> Result<Snapshot, ToolError> {
+    // The stamp is taken before CopyQ is asked: a change in between shows as a new stamp next time.
+    let stamp = tools.limit.stamp();
+    let cached = if limits { tools.limit.get(stamp) } else { None };
     let request = ReadRequest {
         tabs: TabSelector::Names { names },
         skip,
         limit: Some(limit),
         preview: None,
-        limits,
+        limits: limits && cached.is_none(),
     };
-    Ok(tools.backend.read(&request).await?)
+    let mut snap = tools.backend.read(&request).await?;
+    match (cached, snap.max_items) {
+        (Some(max), _) => snap.max_items = Some(max),
+        (None, Some(max)) => tools.limit.put(stamp, max),
+        (None, None) => {}
+    }
+    Ok(snap)
 }
 
 /// The item at `index` of `tab`, and the snapshot it came from (for the other tabs read with it).
