@@ -76,9 +76,15 @@ impl AuthState {
     }
 }
 
-/// The token from `Authorization: Bearer <token>` (scheme case-insensitive).
+/// The token from `Authorization: Bearer <token>` (scheme case-insensitive). Several
+/// `Authorization` headers are malformed (RFC 9110): a proxy reading another one than we do would
+/// see another caller.
 fn bearer(req: &Request) -> Option<&str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let mut all = req.headers().get_all(header::AUTHORIZATION).iter();
+    let value = all.next()?.to_str().ok()?;
+    if all.next().is_some() {
+        return None;
+    }
     let (scheme, token) = value.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")

@@ -44,12 +44,19 @@
     return items;
   }
 
-  // Every row in three bulk calls: cheap for whole-tab scans (search).
+  // Every row in three bulk calls: cheap for whole-tab scans (search). A selection holds CopyQ's
+  // in-memory tab; if another client makes CopyQ unload it meanwhile, the selection comes back
+  // short: then the rows are read one by one, which cannot be emptied that way.
   function allRows(name, preview) {
+    var total = size();
     var sel = new ItemSelection(name).selectAll();
     var texts = sel.itemsFormat(MIME_TEXT);
     var tags = sel.itemsFormat(MIME_TAGS);
     var notes = sel.itemsFormat(MIME_NOTE);
+    if (texts.length !== total || tags.length !== total || notes.length !== total) {
+      tab(name);
+      return pageRows(size(), 0, size(), preview);
+    }
     var items = [];
     for (var i = 0; i < texts.length; ++i) {
       items.push({ text: cut(s(texts[i]), preview), tags: s(tags[i]), note: cut(s(notes[i]), preview) });

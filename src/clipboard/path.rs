@@ -306,4 +306,348 @@ mod tests {
         assert_eq!(tab_depth("a/b/c"), 3);
         assert_eq!(mcp_depth("info"), 1);
     }
+
+    // Property tests: hostile tab arguments never escape the roots, and never panic.
+
+    use proptest::prelude::*;
+
+    /// Root names, look-alikes of them and of the separator, invisible and control characters.
+    const TRICKY: &[&str] = &[
+        "",
+        ".",
+        "..",
+        "...",
+        "mcp",
+        "MCP",
+        "info",
+        "заметки",
+        "workspace",
+        "Info",
+        "WORKSPACE",
+        "\u{456}nfo",                            // Cyrillic і
+        "inf\u{43e}",                            // Cyrillic о
+        "w\u{43e}rkspace",                       // Cyrillic о
+        "\u{437}a\u{43c}e\u{442}\u{43a}\u{438}", // заметки with Latin a and e
+        "\u{ff49}\u{ff4e}\u{ff46}\u{ff4f}",      // full-width ｉｎｆｏ
+        "info\u{200d}",
+        "\u{200b}info",
+        "info\u{feff}",
+        "\u{200f}info",
+        "info\u{202e}",
+        "workspace\u{ff0f}x",
+        "..\u{ff0f}info",
+        "\u{ff0e}\u{ff0e}",
+        "info\u{2215}x",
+        "..\\info",
+        " info",
+        "info ",
+        "info\u{a0}",
+        "\u{3000}info",
+        "a\u{0}b",
+        "\n",
+        "\r",
+        "\t",
+        "\u{7f}",
+        "\u{85}",
+        "\u{9b}",
+        "\u{2028}",
+        "%2e%2e",
+        "x y",
+        "p1",
+        "\u{200d}",
+        "..\u{200b}",
+        "a\u{2028}b",
+        "&x",
+    ];
+
+    fn chars(max: usize) -> impl Strategy<Value = String> {
+        prop::collection::vec(any::<char>(), 0..max).prop_map(String::from_iter)
+    }
+
+    fn segment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => prop::sample::select(TRICKY).prop_map(str::to_owned),
+            1 => chars(6),
+            1 => "[a-z0-9]{1,6}",
+        ]
+    }
+
+    /// Paths assembled from tricky segments, separators, prefixes and suffixes; most start with a
+    /// real root, so that the accepting side of every rule is exercised too.
+    fn hostile_path() -> impl Strategy<Value = String> {
+        let pick = |options: &'static [&'static str]| prop::sample::select(options);
+        let prefix = pick(&["", "", "", "mcp/", "mcp/", "/", "mcp", "mcp//", "./"]);
+        let first = prop_oneof![
+            3 => pick(&["info", "заметки", "workspace", "workspace"]).prop_map(str::to_owned),
+            2 => segment(),
+        ];
+        let sep = pick(&[
+            "/", "/", "/", "/", "/", "//", "\u{ff0f}", "\\", "/./", "/../",
+        ]);
+        let suffix = pick(&["", "", "", "", "", "/", "/.", "\u{0}"]);
+        let rest = prop::collection::vec((sep, segment()), 0..5);
+        (prefix, first, rest, suffix).prop_map(|(prefix, first, rest, suffix)| {
+            let mut s = format!("{prefix}{first}");
+            for (sep, seg) in rest {
+                s.push_str(sep);
+                s.push_str(&seg);
+            }
+            s + suffix
+        })
+    }
+
+    /// The security invariants of a tab that `writable` accepted for `input`.
+    fn check_writable(r: &Roots, input: &str, tab: &TabRef) -> Result<(), TestCaseError> {
+        let rel = tab.full.strip_prefix(MCP_PREFIX);
+        prop_assert!(rel.is_some(), "{:?} -> {:?}", input, tab);
+        let rel = rel.unwrap_or_default();
+        prop_assert_eq!(&tab.shown, rel);
+        prop_assert!(!tab.external);
+        let segments: Vec<&str> = rel.split('/').collect();
+        prop_assert!(r.roots.iter().any(|root| root == segments[0]), "{:?}", tab);
+        prop_assert!(
+            segments.len() == 1 || r.nested.iter().any(|root| root == segments[0]),
+            "sub-tab of a flat root: {:?}",
+            tab
+        );
+        for s in &segments {
+            prop_assert!(!s.is_empty() && *s != "." && *s != "..", "{:?}", tab);
+            prop_assert_eq!(s.trim(), *s);
+        }
+        prop_assert!(!tab.full.chars().any(char::is_control), "{:?}", tab);
+        prop_assert!(rel.chars().count() <= MAX_TAB_CHARS);
+        // Nothing is rewritten: the tab is the input itself, with or without its `mcp/` prefix.
+        prop_assert!(input == rel || input.strip_prefix(MCP_PREFIX) == Some(rel));
+        // Feeding the result back gives the same tab.
+        prop_assert_eq!(r.writable(&tab.shown, "add"), Ok(tab.clone()));
+        prop_assert_eq!(r.writable(&tab.full, "add"), Ok(tab.clone()));
+        Ok(())
+    }
+
+    /// Every function under test, on one input: no panic, and every answer within its rules.
+    fn check_all(r: &Roots, input: &str) -> Result<(), TestCaseError> {
+        for scope in [Scope::Mcp, Scope::All, Scope::External] {
+            let Ok(candidates) = r.read_candidates(input, scope) else {
+                continue;
+            };
+            prop_assert!(!input.is_empty() && !input.chars().any(char::is_control));
+            prop_assert!(candidates.len() <= 2);
+            for c in &candidates {
+                prop_assert!(scope.includes(&c.full), "{:?} in {:?}", c, scope);
+                prop_assert_eq!(c.external, !is_mcp_tab(&c.full));
+                prop_assert!(!c.full.chars().any(char::is_control));
+                if c.external {
+                    prop_assert_eq!(&c.full, input, "external names are exact");
+                } else {
+                    let rel = &c.full[MCP_PREFIX.len()..];
+                    prop_assert!(
+                        rel.split('/')
+                            .all(|s| !s.is_empty() && s != "." && s != ".."),
+                        "{:?}",
+                        c
+                    );
+                }
+            }
+            if scope == Scope::Mcp {
+                prop_assert_eq!(candidates.len(), 1);
+            }
+        }
+        match r.writable(input, "add") {
+            Ok(tab) => check_writable(r, input, &tab)?,
+            Err(PathError::Invalid(m) | PathError::NotWritable(m)) => {
+                prop_assert!(!m.is_empty());
+            }
+        }
+        if let Ok(tab) = r.sub_tab(input, "tab_create") {
+            check_writable(r, input, &tab)?;
+            prop_assert!(tab.shown.contains('/'), "{:?}", tab);
+        }
+        Ok(())
+    }
+
+    /// Look-alikes of `c`: Cyrillic, Greek and full-width letters, the other case.
+    fn lookalikes(c: char) -> Vec<char> {
+        let mut out: Vec<char> = match c {
+            'a' => vec!['\u{430}', '\u{251}', '\u{3b1}'],
+            'c' => vec!['\u{441}', '\u{3f2}'],
+            'e' => vec!['\u{435}', '\u{3b5}'],
+            'i' => vec!['\u{456}', '\u{131}', '\u{3b9}', '\u{ed}'],
+            'k' => vec!['\u{43a}', '\u{3ba}'],
+            'n' => vec!['\u{578}', '\u{3b7}'],
+            'o' => vec!['\u{43e}', '\u{3bf}', '0'],
+            'p' => vec!['\u{440}', '\u{3c1}'],
+            'r' => vec!['\u{433}'],
+            's' => vec!['\u{455}'],
+            'w' => vec!['\u{461}', '\u{3c9}'],
+            '\u{430}' => vec!['a'],
+            '\u{435}' => vec!['e', '\u{451}'],
+            '\u{43a}' => vec!['k'],
+            '\u{438}' => vec!['u', '\u{439}'],
+            '\u{437}' => vec!['3'],
+            '\u{442}' => vec!['T'],
+            '\u{43c}' => vec!['M'],
+            _ => vec![],
+        };
+        if c.is_ascii_alphabetic() {
+            out.extend(char::from_u32(c as u32 + 0xfee0)); // full-width form
+        }
+        out.extend(c.to_uppercase().filter(|u| *u != c));
+        out
+    }
+
+    /// Characters that change a name without changing how it looks.
+    const INVISIBLE: &[char] = &[
+        '\u{200b}', '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{2060}', '\u{feff}',
+        '\u{202e}', '\u{ad}', '\u{34f}', '\u{301}', '\u{180e}',
+    ];
+
+    /// A root name with one character swapped for a look-alike, or an invisible one inserted.
+    fn spoofed_root() -> impl Strategy<Value = (String, String)> {
+        let roots = Roots::default().names().to_vec();
+        (
+            prop::sample::select(roots),
+            any::<prop::sample::Index>(),
+            any::<prop::sample::Index>(),
+            any::<bool>(),
+        )
+            .prop_filter_map(
+                "a character with look-alikes",
+                |(root, at, pick, insert)| {
+                    let chars: Vec<char> = root.chars().collect();
+                    let i = at.index(chars.len());
+                    let mut spoof = chars.clone();
+                    if insert {
+                        spoof.insert(i, *pick.get(INVISIBLE));
+                    } else {
+                        let options = lookalikes(chars[i]);
+                        if options.is_empty() {
+                            return None;
+                        }
+                        spoof[i] = *pick.get(&options);
+                    }
+                    Some((root, String::from_iter(spoof)))
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn hostile_paths_stay_confined(input in hostile_path()) {
+            check_all(&Roots::default(), &input)?;
+        }
+
+        #[test]
+        fn arbitrary_strings_stay_confined(input in chars(64)) {
+            check_all(&Roots::default(), &input)?;
+        }
+
+        #[test]
+        fn odd_segments_below_a_root_stay_confined(
+            root in prop::sample::select(vec!["info", "workspace", "mcp/workspace"]),
+            rest in prop::collection::vec(segment(), 1..5),
+        ) {
+            check_all(&Roots::default(), &format!("{root}/{}", rest.join("/")))?;
+        }
+
+        #[test]
+        fn configured_roots_confine_too(
+            roots in prop::collection::vec("[a-zа-я.]{1,5}", 1..4),
+            nested in any::<prop::sample::Index>(),
+            input in hostile_path(),
+        ) {
+            let nested = vec![roots[nested.index(roots.len())].clone()];
+            let r = Roots::new(roots.clone(), nested);
+            check_all(&r, &input)?;
+            for root in roots.iter().filter(|x| *x != "." && *x != "..") {
+                check_all(&r, &format!("{root}/{input}"))?;
+            }
+        }
+
+        #[test]
+        fn well_formed_paths_under_roots_are_writable(
+            root in prop::sample::select(vec!["info", "заметки", "workspace"]),
+            rest in prop::collection::vec("[a-zA-Z0-9_\\-а-я]{1,8}( [a-z]{1,3})?", 0..4),
+            explicit in any::<bool>(),
+        ) {
+            let rel = std::iter::once(root.to_owned()).chain(rest.iter().cloned()).collect::<Vec<_>>().join("/");
+            let input = if explicit { format!("{MCP_PREFIX}{rel}") } else { rel.clone() };
+            let r = Roots::default();
+            match r.writable(&input, "add") {
+                Ok(tab) => {
+                    prop_assert!(rest.is_empty() || root == "workspace");
+                    prop_assert_eq!(&tab.full, &format!("{MCP_PREFIX}{rel}"));
+                    check_writable(&r, &input, &tab)?;
+                }
+                Err(e) => {
+                    prop_assert!(!rest.is_empty() && root != "workspace", "{:?}: {:?}", input, e);
+                    prop_assert_eq!(e, PathError::NotWritable(format!("Operation 'add' not allowed on '{input}'")));
+                }
+            }
+            prop_assert_eq!(r.sub_tab(&input, "tab_create").is_ok(), root == "workspace" && !rest.is_empty());
+        }
+
+        #[test]
+        fn confusable_roots_are_not_roots((root, spoof) in spoofed_root(), tail in "(/[a-z]{1,4}){0,2}") {
+            prop_assume!(spoof != root);
+            let r = Roots::default();
+            for input in [spoof.clone(), format!("{spoof}{tail}"), format!("{MCP_PREFIX}{spoof}{tail}")] {
+                let refused = r.writable(&input, "add");
+                prop_assert!(refused.is_err(), "{:?} ({:?}) accepted as {:?}", input, input.escape_unicode().to_string(), refused);
+                prop_assert!(r.sub_tab(&input, "tab_delete").is_err());
+                // A read of it addresses its own tab, never the root's.
+                for c in r.read_candidates(&input, Scope::All).unwrap_or_default() {
+                    prop_assert_ne!(&c.full, &format!("{MCP_PREFIX}{root}"));
+                    prop_assert_ne!(&c.full, &root);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn huge_names_are_refused(
+            unit in prop::sample::select(&["x", "../", "workspace/", "\u{430}", "😀", "\u{200d}"][..]),
+            extra in 0usize..4096,
+        ) {
+            let input = format!("workspace/{}", unit.repeat((100 * 1024 + extra) / unit.len()));
+            prop_assert!(input.len() > 100 * 1024);
+            let r = Roots::default();
+            let invalid = |res: Result<TabRef, PathError>| matches!(res, Err(PathError::Invalid(_)));
+            prop_assert!(invalid(r.writable(&input, "add")));
+            prop_assert!(invalid(r.sub_tab(&input, "tab_create")));
+            for scope in [Scope::Mcp, Scope::All, Scope::External] {
+                prop_assert!(matches!(r.read_candidates(&input, scope), Err(PathError::Invalid(_))));
+            }
+        }
+    }
+
+    #[test]
+    fn named_path_tricks_are_refused() {
+        let r = Roots::default();
+        for input in [
+            "../info",
+            "workspace/../../x",
+            "mcp/../архив",
+            "workspace/a\u{0}b",
+            "\u{456}nfo",
+            "w\u{43e}rkspace/p",
+            "workspace\u{ff0f}p",
+            "workspace\u{200d}/p",
+            "\u{200f}info",
+            "mcp/mcp/info",
+            "MCP/info",
+            "Info",
+            "архив",
+            "mcp",
+            "mcp/",
+            "info\u{a0}",
+        ] {
+            assert!(r.writable(input, "add").is_err(), "{input:?}");
+            assert!(r.sub_tab(input, "tab_create").is_err(), "{input:?}");
+        }
+    }
 }

@@ -4,9 +4,20 @@
 pub const PREVIEW_CHARS: usize = 80;
 const ELLIPSIS: &str = "...";
 
+/// Every line break (`\r\n`, `\n`, `\r`, and the Unicode ones a reader may also break on:
+/// vertical tab, form feed, NEL, line and paragraph separators) becomes one space.
+pub fn flatten(text: &str) -> String {
+    text.replace("\r\n", " ").replace(
+        [
+            '\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}',
+        ],
+        " ",
+    )
+}
+
 /// At most [`PREVIEW_CHARS`] characters on one line: line breaks become spaces, a cut ends in `...`.
 pub fn preview(text: &str) -> String {
-    let flat = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
+    let flat = flatten(text);
     if flat.chars().count() <= PREVIEW_CHARS {
         return flat;
     }
@@ -22,6 +33,7 @@ mod tests {
     #[test]
     fn preview_flattens_lines() {
         assert_eq!(preview("a\nb\r\nc\rd"), "a b c d");
+        assert_eq!(preview("a\u{2028}b\u{2029}c\u{85}d"), "a b c d");
     }
 
     #[test]

@@ -74,7 +74,7 @@ impl ToolError {
 
     /// The reply line: `error|CODE|message`, kept on one line.
     pub fn line(&self) -> String {
-        let message = self.to_string().replace(['\n', '\r'], " ");
+        let message = crate::clipboard::flatten(&self.to_string());
         format!("error|{}|{}", self.code(), message)
     }
 }

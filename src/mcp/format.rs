@@ -71,8 +71,16 @@ pub fn showing(skip: usize, shown: usize) -> String {
 }
 
 /// A field value kept on one line, so a header cannot be split by what a client sent.
+/// Echoed values are also cut, so a client cannot make a reply carry back megabytes it sent.
 pub fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+    const MAX_ECHO: usize = 200;
+    let flat = crate::clipboard::flatten(s);
+    if flat.chars().count() <= MAX_ECHO {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(MAX_ECHO).collect();
+    cut.push_str("...");
+    cut
 }
 
 #[cfg(test)]

@@ -18,12 +18,15 @@ pub use server::CopyqMcp;
 use crate::backend::Backend;
 use crate::clipboard::Roots;
 
-/// What every tool call needs: the backend, the clipboard rules, and the lock that serialises writes.
+/// What every tool call needs: the backend, the clipboard rules, and the lock that orders CopyQ
+/// access: reads share it; a write takes it alone, so writes never interleave with each other nor
+/// with reads (a write ends by unloading its tab, which a concurrent multi-step read would see as
+/// an empty tab).
 #[derive(Debug)]
 pub struct Tools {
     pub backend: Backend,
     pub roots: Roots,
-    pub writes: tokio::sync::Mutex<()>,
+    pub writes: tokio::sync::RwLock<()>,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
     /// CopyQ's `maxitems`, cached while CopyQ's options file is unchanged.
@@ -77,7 +80,7 @@ impl Tools {
         Self {
             backend,
             roots,
-            writes: tokio::sync::Mutex::new(()),
+            writes: tokio::sync::RwLock::new(()),
             audit: None,
             limit: LimitCache::default(),
         }

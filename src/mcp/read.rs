@@ -469,5 +469,7 @@ async fn search(
 
 /// The `mcp_read` tool.
 pub async fn call(tools: &Tools, args: &Map<String, Value>) -> Result<String, ToolError> {
-    ReadQuery::parse(args)?.run(tools).await
+    let query = ReadQuery::parse(args)?;
+    let _shared = tools.writes.read().await;
+    query.run(tools).await
 }

@@ -64,6 +64,7 @@ async fn check_read(
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {
     let query = ReadQuery::parse(params)?;
+    let _shared = tools.writes.read().await;
     let reply = query.run(tools).await?;
     Ok((reply, query.max_items()))
 }

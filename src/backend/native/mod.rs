@@ -202,7 +202,7 @@ impl SocketBackend {
         let rows: Vec<Vec<Item>> = match req.limit {
             Some(limit) => self.windows(&names, &totals, req.skip, limit).await?,
             None => self
-                .whole(&names)
+                .whole_checked(&names, &totals)
                 .await?
                 .into_iter()
                 .map(|items| items.into_iter().skip(req.skip).collect())
@@ -262,6 +262,31 @@ impl SocketBackend {
                     .collect()
             })
             .collect())
+    }
+
+    /// Whole tabs. A selection holds CopyQ's in-memory tab: if another client makes CopyQ unload
+    /// that tab meanwhile (every write does, to save at once), the selection's data comes back
+    /// empty. Such a tab is read again row by row, which cannot be emptied that way.
+    async fn whole_checked(
+        &self,
+        names: &[String],
+        totals: &[usize],
+    ) -> Result<Vec<Vec<Item>>, BackendError> {
+        let mut tabs = self.whole(names).await?;
+        for i in 0..names.len() {
+            if tabs[i].len() != totals[i] {
+                tracing::debug!(
+                    got = tabs[i].len(),
+                    expected = totals[i],
+                    "selection disagreed with the tab's length; reading rows"
+                );
+                let rows = self
+                    .windows(&names[i..=i], &totals[i..=i], 0, totals[i])
+                    .await?;
+                tabs[i] = rows.into_iter().next().unwrap_or_default();
+            }
+        }
+        Ok(tabs)
     }
 
     async fn whole(&self, names: &[String]) -> Result<Vec<Vec<Item>>, BackendError> {

@@ -28,11 +28,12 @@ pub async fn call(
 ) -> Result<String, ToolError> {
     let call = WriteCall::parse(args, &tools.roots)?;
     if call.preview {
+        let _shared = tools.writes.read().await;
         return Ok(preview_of(
             &plan(tools, &call.op, call.expected_version.as_deref()).await?,
         ));
     }
-    let _serial = tools.writes.lock().await;
+    let _alone = tools.writes.write().await;
     let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
     let audit_id = match &tools.audit {
         Some(store) => Some(store.record_audit(&audit_entry(&plan, principal)).map_err(|e| {
@@ -147,6 +148,7 @@ pub async fn check(
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {
     let call = WriteCall::parse(params, &tools.roots)?;
+    let _shared = tools.writes.read().await;
     let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
     let reply = if call.preview {
         preview_of(&plan)
