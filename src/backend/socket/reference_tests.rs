@@ -10,8 +10,8 @@ use super::frame::{Message, decode_message, encode_call, split_frame};
 use super::slots;
 use super::value::{Call, Map, MapListType, Value};
 
-/// `shared/` sits beside the repository (for developers and in CI).
-const PROBE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/copyq");
+/// A copy of shared/copyq/protocol_probe.py, kept in the repository so this check runs anywhere.
+const PROBE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const TEXT: &str = "text/plain";
 const V6: MapListType = MapListType::QVector;
 
