@@ -232,6 +232,20 @@ impl PrivateCopyq {
             .status();
     }
 
+    /// SIGSTOP the server and its helpers: a CopyQ that hangs.
+    pub fn pause_server(&self) {
+        if let Some(child) = &self.server {
+            Self::signal_group(child.id(), "-STOP");
+        }
+    }
+
+    /// SIGCONT after [`Self::pause_server`].
+    pub fn resume_server(&self) {
+        if let Some(child) = &self.server {
+            Self::signal_group(child.id(), "-CONT");
+        }
+    }
+
     /// SIGKILL the server and its helpers: what a crash looks like. Unsaved changes are lost.
     pub fn kill_server(&mut self) {
         if let Some(mut child) = self.server.take() {

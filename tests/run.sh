@@ -14,4 +14,4 @@ cargo clippy --all-targets --locked -- -D warnings
 cargo test --locked --lib --bins --tests
 # ...and the integration suites that drive CopyQ once more through the copyq CLI backend: the same
 # byte-exact expectations hold for both.
-COPYQ_MCP_TEST_BACKEND=cli cargo test --locked --test read --test write --test safety --test copyq_down --test audit
+COPYQ_MCP_TEST_BACKEND=cli cargo test --locked --test read --test write --test safety --test copyq_down --test audit --test faults

@@ -1,0 +1,237 @@
+//! Faults the gateway must survive: a hanging CopyQ, an unusable data dir, a locked database, and
+//! a crash of the gateway itself under a stream of writes, which loses no acknowledged write.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_copyq_fails_calls_fast_and_service_resumes() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .seed("mcp/info", &items(&["still here"]))
+        .expect("seed");
+    let gw = gateway_with(&copyq, |s| s.copyq.timeout_ms = 1500).await;
+    let c = client(&gw.url, &gw.read).await;
+    let args = json!({"mode": "list", "tab": "info"});
+    ok(&c, "mcp_read", args.clone()).await;
+    copyq.pause_server();
+    let started = Instant::now();
+    let got = err(&c, "mcp_read", args.clone()).await;
+    assert!(got.starts_with("error|COPYQ_ERROR|"), "{got}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "a hanging CopyQ took {:?}",
+        started.elapsed()
+    );
+    let res = reqwest::get(format!("{}/healthz", gw.base))
+        .await
+        .expect("health");
+    assert_eq!(res.status().as_u16(), 503);
+    copyq.resume_server();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (is_error, text) = call(&c, "mcp_read", args.clone()).await;
+        if !is_error {
+            assert!(text.contains("still here"), "{text}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "service did not resume: {text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_unusable_data_dir_is_a_clear_start_up_error() {
+    let file = tempfile::NamedTempFile::new().expect("file");
+    let mut settings = copyq_mcp::config::Settings::defaults().expect("settings");
+    copyq().configure(&mut settings);
+    settings.server.bind = "127.0.0.1:0".parse().expect("addr");
+    settings.data_dir = file.path().join("sub").display().to_string();
+    match copyq_mcp::app::Application::build(&settings).await {
+        Err(e) => assert!(
+            e.to_string().contains(&settings.data_dir),
+            "names the place: {e}"
+        ),
+        Ok(_) => panic!("a data dir under a file cannot work"),
+    }
+}
+
+/// A locked database refuses writes (nothing changes) instead of writing without an audit record,
+/// and writes work again once the lock is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_database_refuses_writes_and_changes_nothing() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/locked", "text": "before"}),
+    )
+    .await;
+    let db = rusqlite::Connection::open(gw.settings.data_dir().join("copyq-mcp.db")).expect("db");
+    db.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/locked", "text": "during"}),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "error|COPYQ_ERROR|The gateway's audit log is unavailable, so no write is allowed; nothing was changed"
+    );
+    db.execute_batch("COMMIT").expect("unlock");
+    ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/locked", "text": "after"}),
+    )
+    .await;
+    let got = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "list", "tab": "workspace/locked"}),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "mode:list|tab:workspace/locked|full_path:mcp/workspace/locked|total:2|showing:0-1\n0|\"after\"|[]\n1|\"before\"|[]"
+    );
+}
+
+/// One write; `Some(reply text)` when the gateway answered at all.
+async fn try_add(http: &reqwest::Client, url: &str, token: &str, text: &str) -> Option<String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mcp_write",
+        "arguments": {"mode": "add", "tab": "workspace/crash", "text": text}}});
+    let res = http
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string())
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    let v: Value = res.json().await.ok()?;
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+fn spawn_gateway(
+    copyq: &PrivateCopyq,
+    data: &std::path::Path,
+    bind: &str,
+) -> (std::process::Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+        .args(["serve", "--bind", bind, "--data-dir"])
+        .arg(data)
+        .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
+        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+        .env("COPYQ_MCP__LIMITS__BURST", "100000")
+        .env("COPYQ_MCP__LIMITS__REQUESTS_PER_MINUTE", "1000000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut line = String::new();
+    if let Some(out) = child.stdout.as_mut() {
+        BufReader::new(out).read_line(&mut line).expect("listening");
+    }
+    (
+        child,
+        line.split_whitespace()
+            .last()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+/// SIGKILL the gateway in the middle of a stream of writes: every write it acknowledged is in
+/// CopyQ exactly once, and the restarted gateway serves at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_crash_under_load_loses_no_acknowledged_write() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .eval("config('maxitems', 10000)", b"")
+        .expect("maxitems");
+    let data = tempfile::tempdir().expect("data");
+    let token = {
+        let out = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+            .args([
+                "token",
+                "issue",
+                "--role",
+                "write",
+                "--name",
+                "crash",
+                "--data-dir",
+            ])
+            .arg(data.path())
+            .output()
+            .expect("token");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let (mut gateway, url) = spawn_gateway(&copyq, data.path(), "127.0.0.1:0");
+    let writers: Vec<_> = (0..6)
+        .map(|n| {
+            let (url, token) = (url.clone(), token.clone());
+            tokio::spawn(async move {
+                let http = reqwest::Client::new();
+                let mut acked = Vec::new();
+                for m in 0.. {
+                    let text = format!("crash-w{n}-{m}");
+                    match try_add(&http, &url, &token, &text).await {
+                        Some(reply) if reply.starts_with("ok|") => acked.push(text),
+                        _ => break,
+                    }
+                }
+                acked
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.unwrap_or_default());
+    }
+    assert!(
+        acked.len() >= 6,
+        "the load did not run: {} writes",
+        acked.len()
+    );
+    let script = "tab('mcp/workspace/crash'); var out = []; for (var i = 0; i < size(); ++i) out.push(str(read(i))); print(JSON.stringify(out))";
+    let stored: Vec<String> =
+        serde_json::from_str(&copyq.eval(script, b"").expect("read")).expect("json");
+    for text in &acked {
+        assert_eq!(
+            stored.iter().filter(|s| *s == text).count(),
+            1,
+            "acknowledged write {text} not there exactly once"
+        );
+    }
+    let (mut again, url) = spawn_gateway(&copyq, data.path(), "127.0.0.1:0");
+    let c = client(&url, &token).await;
+    ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/crash", "text": "after the crash"}),
+    )
+    .await;
+    let _ = again.kill();
+    let _ = again.wait();
+    eprintln!(
+        "faults: {} acknowledged writes before the SIGKILL, all in CopyQ",
+        acked.len()
+    );
+}
