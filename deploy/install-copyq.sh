@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs Debian's copyq and xvfb when missing (the demo and the tests run a private headless CopyQ).
+# Installs Debian's copyq and xvfb when missing (the demo and the tests run a private headless CopyQ),
+# and any further COMMAND:PACKAGE pairs given as arguments (e.g. ip:iproute2 curl:curl).
 set -euo pipefail
 missing=()
-command -v copyq >/dev/null 2>&1 || missing+=(copyq)
-command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+for pair in copyq:copyq Xvfb:xvfb "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
 ((${#missing[@]})) || exit 0
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo=sudo

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash deploy/install-copyq.sh
+bash deploy/install-copyq.sh ip:iproute2 curl:curl
 bash tests/clients/install.sh
 
 cargo fmt --check
