@@ -1,23 +1,29 @@
-# Multi-stage build: the gateway binary on a slim Debian with the `copyq` client it runs.
-# The container talks to the desktop's CopyQ through CopyQ's local socket, mounted in (README).
+# Multi-stage build: the gateway binary on a slim Debian, running as a non-root user. It talks to
+# the desktop's CopyQ natively through CopyQ's local socket, mounted in (README, "In a container"),
+# so the image needs no CopyQ and no Qt.
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src src
 COPY config config
+# The manifest names the benchmark target; cargo wants its file present even when not building it.
+COPY bench bench
 RUN cargo build --release --locked --bin copyq-mcp
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends copyq ca-certificates \
+    && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 --user-group copyq-mcp
 COPY --from=build /src/target/release/copyq-mcp /usr/local/bin/copyq-mcp
 USER copyq-mcp
 WORKDIR /home/copyq-mcp
-# Inside the container the gateway must listen on all interfaces for a published port; publish it
-# on the host's loopback only (-p 127.0.0.1:8765:8765) unless you mean to expose it.
+# Inside the container the gateway must listen on all interfaces for a published port: publish it on
+# the host's loopback only (-p 127.0.0.1:8765:8765) unless you mean to expose it (then configure TLS,
+# or set COPYQ_MCP__SERVER__ALLOW_PLAIN_HTTP=true behind a TLS proxy).
 ENV COPYQ_MCP__SERVER__BIND=0.0.0.0:8765 \
+    COPYQ_MCP__SERVER__ALLOW_PLAIN_HTTP=true \
+    COPYQ_MCP__COPYQ__BACKEND=socket \
     COPYQ_MCP__DATA_DIR=/home/copyq-mcp/data
 EXPOSE 8765
 VOLUME ["/home/copyq-mcp/data"]
