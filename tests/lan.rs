@@ -91,7 +91,8 @@ async fn a_second_machine_reaches_the_gateway_over_pinned_https() {
         .expect("seed");
     let lan = Lan::new();
     let dir = tempfile::tempdir().expect("tempdir");
-    let cert = copyq_mcp::tls::generate(&[lan.host.clone()], dir.path()).expect("certificate");
+    let cert =
+        copyq_mcp::tls::generate(std::slice::from_ref(&lan.host), dir.path()).expect("certificate");
     let gw = gateway_with(copyq(), |s| {
         s.server.bind = format!("{}:0", lan.host).parse().expect("addr");
         s.tls.cert = cert.cert.display().to_string();
