@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,32 +41,7 @@ fn token(data_dir: &std::path::Path, role: &str, name: &str) -> String {
 }
 
 fn serve(copyq: &PrivateCopyq, data_dir: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-        .arg(data_dir)
-        .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
-        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
-        .env("RUST_LOG", "trace")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn serve");
-    let mut line = String::new();
-    if let Some(out) = child.stdout.as_mut() {
-        BufReader::new(out)
-            .read_line(&mut line)
-            .expect("listening line");
-    }
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL")
-        .to_owned();
-    assert!(
-        line.contains("listening on http://127.0.0.1:") && url.ends_with("/mcp"),
-        "{line}"
-    );
-    (child, url)
+    spawn_serve(copyq, data_dir, &[("RUST_LOG", "trace")], Stdio::piped())
 }
 
 fn terminate(mut child: Child) -> (bool, String) {

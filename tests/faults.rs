@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -126,34 +125,10 @@ async fn try_add(http: &reqwest::Client, url: &str, token: &str, text: &str) -> 
         .map(str::to_owned)
 }
 
-fn spawn_gateway(
-    copyq: &PrivateCopyq,
-    data: &std::path::Path,
-    bind: &str,
-) -> (std::process::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
-        .args(["serve", "--bind", bind, "--data-dir"])
-        .arg(data)
-        .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
-        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
-        .env("COPYQ_MCP__LIMITS__BURST", "100000")
-        .env("COPYQ_MCP__LIMITS__REQUESTS_PER_MINUTE", "1000000")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve");
-    let mut line = String::new();
-    if let Some(out) = child.stdout.as_mut() {
-        BufReader::new(out).read_line(&mut line).expect("listening");
-    }
-    (
-        child,
-        line.split_whitespace()
-            .last()
-            .unwrap_or_default()
-            .to_owned(),
-    )
-}
+const UNLIMITED: &[(&str, &str)] = &[
+    ("COPYQ_MCP__LIMITS__BURST", "100000"),
+    ("COPYQ_MCP__LIMITS__REQUESTS_PER_MINUTE", "1000000"),
+];
 
 /// SIGKILL the gateway in the middle of a stream of writes: every write it acknowledged is in
 /// CopyQ exactly once, and the restarted gateway serves at once.
@@ -180,7 +155,7 @@ async fn a_gateway_crash_under_load_loses_no_acknowledged_write() {
             .expect("token");
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
-    let (mut gateway, url) = spawn_gateway(&copyq, data.path(), "127.0.0.1:0");
+    let (mut gateway, url) = spawn_serve(&copyq, data.path(), UNLIMITED, Stdio::null());
     let writers: Vec<_> = (0..6)
         .map(|n| {
             let (url, token) = (url.clone(), token.clone());
@@ -220,7 +195,7 @@ async fn a_gateway_crash_under_load_loses_no_acknowledged_write() {
             "acknowledged write {text} not there exactly once"
         );
     }
-    let (mut again, url) = spawn_gateway(&copyq, data.path(), "127.0.0.1:0");
+    let (mut again, url) = spawn_serve(&copyq, data.path(), UNLIMITED, Stdio::null());
     let c = client(&url, &token).await;
     ok(
         &c,

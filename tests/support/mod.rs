@@ -150,3 +150,40 @@ pub async fn raw_post(
     let headers = res.headers().clone();
     (status, headers, res.text().await.unwrap_or_default())
 }
+
+/// `copyq-mcp serve` (the real binary) on 127.0.0.1:0 against `copyq`, with `env` added: the child
+/// and the /mcp URL from its listening line.
+pub fn spawn_serve(
+    copyq: &PrivateCopyq,
+    data_dir: &std::path::Path,
+    env: &[(&str, &str)],
+    stderr: std::process::Stdio,
+) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
+        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn copyq-mcp serve");
+    let mut line = String::new();
+    if let Some(out) = child.stdout.as_mut() {
+        std::io::BufReader::new(out)
+            .read_line(&mut line)
+            .expect("listening line");
+    }
+    let url = line
+        .split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        line.contains("listening on http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{line}"
+    );
+    (child, url)
+}
