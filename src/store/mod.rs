@@ -69,6 +69,24 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// `f` again while SQLite says the database is busy or locked, for up to ~5 s.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 pub fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -110,11 +128,21 @@ impl Store {
             .map_err(|e| StoreError::Invalid(format!("{}: {e}", data_dir.display())))?;
         let conn = Connection::open(&path).map_err(db)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
+        // Several processes may open a fresh database at once (the gateway and `token issue`):
+        // switching to WAL needs an exclusive lock, and SQLite answers "busy" at once, without the
+        // busy timeout, where waiting could deadlock. So: retry the switch, and create the schema
+        // under a write lock taken up front (BEGIN IMMEDIATE does wait for it).
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(db)?;
+        retry_busy(|| conn.pragma_update(None, "synchronous", "FULL")).map_err(db)?;
+        retry_busy(|| {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            conn.execute_batch(SCHEMA)
+                .and_then(|()| conn.execute_batch("COMMIT"))
+                .inspect_err(|_| {
+                    let _ = conn.execute_batch("ROLLBACK");
+                })
+        })
+        .map_err(db)?;
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         Ok(Self {
@@ -173,6 +201,21 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn many_processes_may_open_a_fresh_database_at_once() {
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            std::thread::scope(|s| {
+                let opens: Vec<_> = (0..8)
+                    .map(|_| s.spawn(|| Store::open(dir.path()).map(|_| ())))
+                    .collect();
+                for o in opens {
+                    o.join().unwrap().unwrap();
+                }
+            });
+        }
     }
 
     #[test]
