@@ -9,9 +9,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use url::{Host, Url};
+use url::Url;
 
 use crate::auth::Principal;
+use crate::oauth::is_loopback;
 
 /// Which `Origin` headers are accepted: loopback origins (any port), the gateway's own public
 /// origin, and configured ones. Requests without `Origin` (non-browser clients) pass.
@@ -19,15 +20,6 @@ use crate::auth::Principal;
 pub struct OriginPolicy {
     allowed: Vec<String>,
     any: bool,
-}
-
-fn loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 impl OriginPolicy {
@@ -52,7 +44,7 @@ impl OriginPolicy {
         }
         match Url::parse(origin) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => {
-                loopback(&url)
+                is_loopback(&url)
                     || self
                         .allowed
                         .iter()

@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
 
-pub use redirect::RedirectPolicy;
+pub use redirect::{RedirectPolicy, is_loopback};
 
 use crate::auth::TokenService;
 use crate::store::Store;

@@ -9,7 +9,8 @@ pub struct RedirectPolicy {
     origins: Vec<String>,
 }
 
-fn is_loopback(url: &Url) -> bool {
+/// Whether `url`'s host is `localhost` or a loopback address.
+pub fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(Host::Ipv4(ip)) => ip.is_loopback(),
