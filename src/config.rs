@@ -413,14 +413,20 @@ mod tests {
             "clipboard.roots" => ("info,workspace", vec!["info", "workspace"]),
             "clipboard.nested_roots" => ("workspace", vec!["workspace"]),
             "server.trusted_proxies" => ("127.0.0.1,10.0.0.0/8", vec!["127.0.0.1", "10.0.0.0/8"]),
-            _ => ("https://a.example,https://b.example", vec!["https://a.example", "https://b.example"]),
+            _ => (
+                "https://a.example,https://b.example",
+                vec!["https://a.example", "https://b.example"],
+            ),
         };
         for key in &lists {
             let (raw, want) = value(key);
             let var = format!("COPYQ_MCP__{}", key.replace('.', "__").to_uppercase());
             let mut env = std::collections::HashMap::from([(var.clone(), raw.to_owned())]);
             if key == "clipboard.roots" {
-                env.insert("COPYQ_MCP__CLIPBOARD__NESTED_ROOTS".into(), "workspace".into());
+                env.insert(
+                    "COPYQ_MCP__CLIPBOARD__NESTED_ROOTS".into(),
+                    "workspace".into(),
+                );
             }
             let s = Settings::load_with_env(None, &Overrides::default(), Some(env))
                 .unwrap_or_else(|e| panic!("{var}={raw}: {e}"));
