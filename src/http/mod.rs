@@ -126,5 +126,15 @@ pub fn router(surface: Surface<'_>) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(limits.request_timeout_ms),
         ))
-        .layer(TraceLayer::new_for_http())
+        // The request span names the method and path only: a query may hold a token (a client
+        // trying `?access_token=`), and the path is escaped to one bounded line.
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+                tracing::debug_span!(
+                    "request",
+                    method = %req.method(),
+                    path = %crate::logging::field(req.uri().path())
+                )
+            }),
+        )
 }
