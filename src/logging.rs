@@ -31,8 +31,7 @@ const MAX_FIELD_CHARS: usize = 96;
 /// [`MAX_FIELD_CHARS`] characters, saying how long it really was.
 pub fn field(value: &str) -> String {
     let mut out = String::new();
-    let mut chars = 0;
-    for c in value.chars() {
+    for (chars, c) in value.chars().enumerate() {
         if chars == MAX_FIELD_CHARS {
             out.push_str(&format!("…({} bytes)", value.len()));
             return out;
@@ -42,7 +41,6 @@ pub fn field(value: &str) -> String {
         } else {
             out.push(c);
         }
-        chars += 1;
     }
     out
 }
