@@ -5,6 +5,7 @@ mod client;
 mod cors;
 mod guard;
 mod health;
+mod sessions;
 
 pub use crate::limit::RateLimiter;
 pub use client::TrustedProxies;
@@ -98,9 +99,16 @@ pub fn router(surface: Surface<'_>) -> Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    // Layers run outside-in: the bearer check first, then the per-token rate limit.
-    let protected = Router::new()
-        .route_service("/mcp", mcp)
+    // Layers run outside-in: the bearer check first, then the per-caller rate limit, then (with
+    // sessions on) the check that a session is the caller's own.
+    let mut protected = Router::new().route_service("/mcp", mcp);
+    if server.sessions {
+        protected = protected.route_layer(from_fn_with_state(
+            Arc::new(sessions::SessionOwners::default()),
+            sessions::bind_sessions,
+        ));
+    }
+    let protected = protected
         .route_layer(from_fn_with_state(Arc::new(limiter), guard::rate_limit))
         .route_layer(from_fn_with_state(auth, require_bearer));
     let mut app = Router::new()
