@@ -33,10 +33,22 @@ fn sign(claims: Value, alg: Algorithm, key: &[u8]) -> String {
     .expect("sign")
 }
 
-fn claims(exp: Option<u64>, aud: &str) -> Value {
-    let mut c = json!({"sub": "x", "role": "write", "iat": now(), "jti": "j1", "iss": "copyq-mcp", "aud": aud});
+/// Claims of a token in epoch `ep` (the state database's, for a token that is otherwise valid).
+fn claims(exp: Option<u64>, aud: &str, ep: &str) -> Value {
+    let mut c = json!({"sub": "x", "role": "write", "iat": now(), "jti": "j1", "iss": "copyq-mcp", "aud": aud, "ep": ep});
     if let Some(exp) = exp {
         c["exp"] = exp.into();
+    }
+    c
+}
+
+fn super_claims(exp: Option<u64>, aud: &str, ep: &str) -> Value {
+    claims(exp, aud, ep)
+}
+
+fn no_epoch(mut c: Value) -> Value {
+    if let Some(m) = c.as_object_mut() {
+        m.remove("ep");
     }
     c
 }
@@ -47,6 +59,11 @@ const TOOLS_LIST: fn() -> Value = || json!({"jsonrpc": "2.0", "id": 1, "method":
 async fn every_bad_token_gets_the_same_bare_401() {
     let gw = gateway(copyq()).await;
     let k = key(&gw);
+    let ep = copyq_mcp::store::Store::open(&gw.settings.data_dir())
+        .expect("store")
+        .epoch()
+        .id;
+    let claims = |exp, aud: &str| claims(exp, aud, &ep);
     let b64 = |v: Value| {
         use base64::Engine;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
@@ -76,6 +93,13 @@ async fn every_bad_token_gets_the_same_bare_401() {
             &k,
         ),
         sign(claims(None, "copyq-mcp"), Algorithm::HS512, &k),
+        // Of another state database (one that was lost), or of none, in a database made new.
+        sign(
+            super_claims(None, "copyq-mcp", "another-epoch"),
+            Algorithm::HS256,
+            &k,
+        ),
+        sign(no_epoch(claims(None, "copyq-mcp")), Algorithm::HS256, &k),
     ];
     let mut seen = Vec::new();
     for token in &bad {

@@ -300,8 +300,8 @@ fn state_files_are_private_from_the_first_run() {
     ] {
         seen.push((name.to_owned(), mode(name)));
     }
-    let (stopped, _) = terminate(child);
-    assert!(stopped);
+    let (stopped, logs) = terminate(child);
+    assert!(stopped, "{logs}");
     assert_eq!(
         seen,
         [
@@ -363,4 +363,45 @@ async fn clients_cannot_forge_or_flood_log_lines() {
         logs.contains(r"tree\nFAKE LOG LINE"),
         "the mode is logged, escaped"
     );
+}
+
+/// Losing the state database does not bring a revoked token back: a database made anew has a new
+/// epoch, and tokens are valid only in the epoch they were issued in.
+#[tokio::test]
+async fn a_lost_database_does_not_unrevoke_tokens() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let d = data.path();
+    let revoked = token(d, "write", "laptop");
+    let (ok_, _, err) = run(&["token", "revoke", "laptop"], d, "");
+    assert!(ok_, "{err}");
+    let kept = token(d, "read", "script");
+    let tools_list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let (child, url) = serve(copyq(), d);
+    assert_eq!(
+        raw_post(&url, Some(&revoked), tools_list.clone()).await.0,
+        401
+    );
+    assert_eq!(raw_post(&url, Some(&kept), tools_list.clone()).await.0, 200);
+    let _ = terminate(child);
+    for f in ["copyq-mcp.db", "copyq-mcp.db-wal", "copyq-mcp.db-shm"] {
+        let _ = std::fs::remove_file(d.join(f));
+    }
+    assert!(
+        d.join("signing.key").exists(),
+        "the key outlives the database"
+    );
+    let (child, url) = serve(copyq(), d);
+    assert_eq!(
+        raw_post(&url, Some(&revoked), tools_list.clone()).await.0,
+        401,
+        "the revocation was lost with the database, the token still does not work"
+    );
+    assert_eq!(
+        raw_post(&url, Some(&kept), tools_list.clone()).await.0,
+        401,
+        "nor does any token of the lost database"
+    );
+    let fresh = token(d, "read", "script");
+    assert_eq!(raw_post(&url, Some(&fresh), tools_list).await.0, 200);
+    let _ = terminate(child);
 }

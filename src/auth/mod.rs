@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use keys::{Secret, inline_key, load_or_create_key};
 pub use middleware::{AuthState, require_bearer};
-pub use token::{AuthError, Issued, TokenService, TokenSpec, parse_ttl};
+pub use token::{AuthError, Epoch, Issued, TokenService, TokenSpec, parse_ttl};
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
