@@ -14,7 +14,7 @@ use axum::{Extension, Form};
 use url::Url;
 
 use super::cimd::is_document_id;
-use super::consent::{CSRF_COOKIE, ClientLabel, consent_page, error_page, refusal_page};
+use super::consent::{ClientLabel, consent_page, csrf_cookie_name, error_page, refusal_page};
 use super::passphrase::{self, Refused};
 use super::{OAuthState, Pending, is_this_resource};
 use crate::limit::ClientAddr;
@@ -247,7 +247,8 @@ pub async fn decide(
              answered. Go back to the app and connect again.",
         );
     };
-    let csrf_ok = cookie(&headers, CSRF_COOKIE).is_some_and(|c| c == d.csrf) && d.csrf == p.csrf;
+    let csrf_ok = cookie(&headers, &csrf_cookie_name(&d.request_id)).is_some_and(|c| c == d.csrf)
+        && d.csrf == p.csrf;
     if !csrf_ok {
         return error_page(
             StatusCode::FORBIDDEN,
