@@ -183,6 +183,7 @@ fn load(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
 }
 
 pub fn main() -> ExitCode {
+    crate::private::restrict_process();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

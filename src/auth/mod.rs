@@ -53,3 +53,15 @@ pub struct Principal {
     /// The OAuth grant it was issued under, if any.
     pub grant: Option<String>,
 }
+
+impl Principal {
+    /// Who this caller is across token renewals: its OAuth grant (a refresh mints a new token
+    /// id, never a new grant), else the name the owner gave the token. Rate limits and sessions
+    /// belong to this.
+    pub fn owner_key(&self) -> String {
+        match &self.grant {
+            Some(grant) => format!("grant:{grant}"),
+            None => format!("sub:{}", self.subject),
+        }
+    }
+}

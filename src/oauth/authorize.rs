@@ -307,7 +307,7 @@ pub async fn decide(
         .await
         .unwrap_or(false);
     if !ok {
-        tracing::warn!(client = %p.client.name(), "wrong passphrase on the consent page");
+        tracing::warn!(client = %crate::logging::field(p.client.name()), "wrong passphrase on the consent page");
         if attempt.failures >= passphrase::TRIES_PER_REQUEST {
             s.pending().remove(&d.request_id);
             return error_page(
@@ -321,7 +321,7 @@ pub async fn decide(
     s.pending().remove(&d.request_id);
     match issue_code(&s, &p, chosen) {
         Ok(code) => {
-            tracing::info!(client = %p.client.name(), role = %chosen, "access approved");
+            tracing::info!(client = %crate::logging::field(p.client.name()), role = %chosen, "access approved");
             back(&p, &[("code", &code)])
         }
         Err(e) => {
