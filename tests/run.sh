@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 bash deploy/install-copyq.sh ip:iproute2 curl:curl
 bash tests/clients/install.sh
+bash tests/browser/install.sh      # Debian's chromium + a pinned Playwright (no browser download)
 
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings

@@ -32,7 +32,7 @@ fn escape(s: &str) -> String {
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}\
-code{background:#f2f2f2;padding:.1rem .3rem;word-break:break-all}.msg{color:#b00020}\
+code{background:#f2f2f2;padding:.1rem .3rem}code.url{display:inline-block;margin-top:.3rem;word-break:break-all}.msg{color:#b00020}\
 fieldset{border:1px solid #ccc;margin:1rem 0;line-height:1.5}button{margin-right:.5rem;padding:.4rem 1rem}\
 .ok{color:#1b5e20}.warn{color:#8a4b00}";
 
@@ -127,6 +127,18 @@ pub struct Consent<'a> {
     pub secure: bool,
 }
 
+/// A lifetime as a person says it: "1 hour", "30 days", "15 minutes".
+fn spoken(d: Duration) -> String {
+    let secs = d.as_secs();
+    let (n, unit) = match secs {
+        s if s >= 86_400 && s % 86_400 == 0 => (s / 86_400, "day"),
+        s if s >= 3_600 && s % 3_600 == 0 => (s / 3_600, "hour"),
+        s if s >= 60 && s % 60 == 0 => (s / 60, "minute"),
+        s => (s, "second"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
 fn checked(c: &Consent<'_>, role: &str) -> &'static str {
     if c.role == role { " checked" } else { "" }
 }
@@ -141,9 +153,10 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default();
+    let local = url::Url::parse(c.redirect_uri).is_ok_and(|u| super::is_loopback(&u));
     let body = format!(
         "<p>{who} asks to use your CopyQ clipboard history through copyq-mcp.</p>\
-         <p>When you decide, your browser goes back to <strong>{host}</strong>: <code>{redirect}</code></p>{message}\
+         <p>When you decide, your browser goes back to <strong>{host}</strong>{local}:<br><code class=\"url\">{redirect}</code></p>\
          <form method=\"post\" action=\"/authorize\">\
          <input type=\"hidden\" name=\"request_id\" value=\"{rid}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <fieldset><legend>Access</legend>\
@@ -152,20 +165,25 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
          <label><input type=\"radio\" name=\"role\" value=\"write\"{write}> <strong>Write</strong>: everything Read sees, and may add, \
          change, move and delete items in the tabs under <code>mcp/</code>. Your other tabs stay read-only.</label>\
          </fieldset>\
-         <p>Access lasts {access} at a time and renews itself while the app uses it, for up to {refresh} without use. \
-         Revoke it at any time on this machine with <code>copyq-mcp clients revoke</code>.</p>\
+         <p>Access lasts {access} at a time, and the app renews it while it uses it; after {refresh} without use it ends. \
+         Revoke it at any time on this machine with <code>copyq-mcp clients revoke</code>.</p>{message}\
          <p><label>Owner passphrase <input type=\"password\" name=\"passphrase\" autocomplete=\"current-password\" autofocus></label></p>\
          <button type=\"submit\" name=\"action\" value=\"approve\">Approve</button>\
          <button type=\"submit\" name=\"action\" value=\"deny\">Deny</button></form>",
         who = c.client.html(),
         host = escape(&host),
+        local = if local {
+            " (an app on this computer)"
+        } else {
+            ""
+        },
         redirect = escape(c.redirect_uri),
         rid = escape(c.request_id),
         csrf = escape(c.csrf),
         read = checked(c, "read"),
         write = checked(c, "write"),
-        access = humantime::format_duration(c.access_ttl),
-        refresh = humantime::format_duration(c.refresh_ttl),
+        access = spoken(c.access_ttl),
+        refresh = spoken(c.refresh_ttl),
     );
     let mut res = page(status, "Connect an app to CopyQ", &body);
     let cookie = format!(
@@ -183,6 +201,22 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lifetimes_are_spoken() {
+        let s = |secs| spoken(Duration::from_secs(secs));
+        assert_eq!(
+            [s(3600), s(30 * 86400), s(900), s(86400), s(90), s(7200)],
+            [
+                "1 hour",
+                "30 days",
+                "15 minutes",
+                "1 day",
+                "90 seconds",
+                "2 hours"
+            ]
+        );
+    }
 
     #[test]
     fn client_supplied_text_is_escaped() {

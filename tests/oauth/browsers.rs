@@ -241,11 +241,11 @@ async fn the_page_says_who_asks_what_each_role_sees_and_how_long() {
     let (html, cookie) = consent_page(&gw).await;
     for says in [
         "<strong>Test &lt;b&gt;app&lt;/b&gt;</strong> <span class=\"warn\">(a name the app gave itself: not verified)</span>",
-        "your browser goes back to <strong>127.0.0.1</strong>: <code>http://127.0.0.1:4567/callback</code>",
+        "your browser goes back to <strong>127.0.0.1</strong> (an app on this computer):<br><code class=\"url\">http://127.0.0.1:4567/callback</code>",
         "<em>your clipboard history included</em>",
         "Changes nothing.",
         "may add, change, move and delete items in the tabs under <code>mcp/</code>. Your other tabs stay read-only.",
-        "Access lasts 15m at a time and renews itself while the app uses it, for up to 7days without use.",
+        "Access lasts 15 minutes at a time, and the app renews it while it uses it; after 7 days without use it ends.",
         "<code>copyq-mcp clients revoke</code>",
         "name=\"role\" value=\"read\" checked",
     ] {
