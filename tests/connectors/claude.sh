@@ -67,8 +67,8 @@ oauth)
     bounded "$CLAUDE" mcp add --transport http copyq "$CONNECTOR_URL" >"$WORK/add.out" 2>&1
     echo "add: $(norm <"$WORK/add.out" | head -1)"
     health
-    in_terminal "$WORK/login.out" "$(printf '%q mcp login copyq' "$CLAUDE")"
-    echo "login: $(norm <"$WORK/login.out" | grep -m1 -E 'Authenticated|rror|ailed' || norm <"$WORK/login.out" | tail -1)"
+    login_in_terminal "$WORK/login.out" "$(printf '%q mcp login copyq' "$CLAUDE")"
+    login_line 'Authenticated|rror|ailed'
     browser_outcome
     health
     sleep "$WAIT"

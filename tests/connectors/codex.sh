@@ -80,9 +80,9 @@ bearer)
 oauth)
     oauth_browser
     config
-    in_terminal "$WORK/login.out" "$(printf '%q mcp add copyq --url %q' "$CODEX" "$CONNECTOR_URL")"
+    login_in_terminal "$WORK/login.out" "$(printf '%q mcp add copyq --url %q' "$CODEX" "$CONNECTOR_URL")"
     echo "add: $(norm <"$WORK/login.out" | grep -m1 '^Added' || echo "(none) $(norm <"$WORK/login.out" | tail -1)")"
-    echo "login: $(norm <"$WORK/login.out" | grep -m1 -E 'logged in|rror|ailed' || norm <"$WORK/login.out" | tail -1)"
+    login_line 'logged in|rror|ailed'
     browser_outcome
     list
     sleep "$WAIT"

@@ -89,11 +89,37 @@ model_summary() {
     "$PYTHON" "$here/model.py" summary "$WORK/model.log"
 }
 
-# in_terminal LOGFILE CMD: run CMD (a shell string) under a pseudo-terminal (`script`), bounded;
-# its screen output goes to LOGFILE.
-in_terminal() {
-    local out="$1" cmd="$2"
-    timeout -k 5 "$TIMEOUT" script -q -e -c "$cmd" /dev/null </dev/null >"$out" 2>&1
+# login_in_terminal LOGFILE CMD: run the login CMD (a shell string) under a pseudo-terminal
+# (`script`); its screen goes to LOGFILE. Bounded by CONNECTOR_TIMEOUT, and stopped soon after the
+# browser reports a failure (the CLI would otherwise wait for a callback that never comes).
+login_in_terminal() {
+    local out="$1" cmd="$2" pid waited=0 failed_at=""
+    rm -f "$WORK/login.stopped"
+    timeout -k 5 "$TIMEOUT" script -q -e -c "$cmd" /dev/null </dev/null >"$out" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if [[ -z "$failed_at" && -s "$WORK/browser.json" ]] && ! grep -q '"ok": true' "$WORK/browser.json"; then
+            failed_at=$waited
+        fi
+        if [[ -n "$failed_at" ]] && (( waited - failed_at >= 20 )); then
+            kill -TERM "$pid" 2>/dev/null
+            echo "stopped: the browser did not complete the consent" >"$WORK/login.stopped"
+            break
+        fi
+        sleep 0.25
+        waited=$((waited + 1))
+    done
+    wait "$pid" 2>/dev/null
+}
+
+# login_line PATTERN: the login's outcome from its screen: the first line matching PATTERN, or
+# why it was stopped, or its last line.
+login_line() {
+    local line
+    line="$(norm <"$WORK/login.out" | grep -m1 -E "$1")" \
+        || line="$(cat "$WORK/login.stopped" 2>/dev/null)" \
+        || line="$(norm <"$WORK/login.out" | grep -v '^$' | tail -1)"
+    echo "login: $line"
 }
 
 # oauth_browser: the $BROWSER for a login, approving $ROLE with the passphrase; its JSON outcome
