@@ -147,27 +147,45 @@ fn assert_lines(run: &Run, want: &[String], what: &str) {
     );
 }
 
+/// How the model learnt of the tools: Claude Code (by default) names MCP tools in a system message
+/// and the model loads them with ToolSearch; Codex offers them at once.
+fn offered(cli: Cli, tools: &str) -> Vec<String> {
+    match cli {
+        Cli::Claude => vec![
+            format!("deferred: {tools}"),
+            format!("tools: {tools}"),
+            format!("searched: {tools}"),
+        ],
+        Cli::Codex => vec![format!("tools: {tools}")],
+    }
+}
+
 /// The session lines a read grant must give: the model was offered mcp_read and mcp_validate from
-/// our server and nothing else, and made no call.
-fn read_session() -> Vec<String> {
-    vec![
-        "final: tools offered: mcp_read,mcp_validate".into(),
-        "tools: mcp__copyq__mcp_read,mcp__copyq__mcp_validate".into(),
+/// our server and nothing else, and called none.
+fn read_session(cli: Cli) -> Vec<String> {
+    [
+        vec!["final: tools offered: mcp_read,mcp_validate".to_owned()],
+        offered(cli, "mcp__copyq__mcp_read,mcp__copyq__mcp_validate"),
     ]
+    .concat()
 }
 
 /// The session lines a write grant must give: all three tools, then the gateway's exact replies to
 /// the add and the read-back, as fed back to the model.
-fn write_session(tab: &str, text: &str) -> Vec<String> {
-    vec![
-        "final: done".into(),
-        "tools: mcp__copyq__mcp_read,mcp__copyq__mcp_validate,mcp__copyq__mcp_write".into(),
+fn write_session(cli: Cli, tab: &str, text: &str) -> Vec<String> {
+    let mut lines = vec!["final: done".to_owned()];
+    lines.extend(offered(
+        cli,
+        "mcp__copyq__mcp_read,mcp__copyq__mcp_validate,mcp__copyq__mcp_write",
+    ));
+    lines.extend([
         format!(
             "result: ok|mode:add|tab:{tab}|full_path:mcp/{tab}|index:0|text_len:{}|tags:0|note:False",
             text.chars().count()
         ),
         format!("result: mode:item|tab:{tab}|full_path:mcp/{tab}|index:0\\ntext:{text}\\ntags:[]"),
-    ]
+    ]);
+    lines
 }
 
 /// The items of a CopyQ tab, straight from CopyQ.
@@ -211,7 +229,7 @@ async fn bearer(cli: Cli, tab: &str, text: &str) {
     let got = run(cli, "bearer", env).await;
     assert_lines(
         &got,
-        &[health.clone(), read_session()].concat(),
+        &[health.clone(), read_session(cli)].concat(),
         &format!("{cli:?}, read token"),
     );
 
@@ -223,7 +241,7 @@ async fn bearer(cli: Cli, tab: &str, text: &str) {
     let got = run(cli, "bearer", env).await;
     assert_lines(
         &got,
-        &[health, write_session(tab, text)].concat(),
+        &[health, write_session(cli, tab, text)].concat(),
         &format!("{cli:?}, write token"),
     );
     assert_eq!(
@@ -346,7 +364,7 @@ async fn oauth(cli: Cli, tab: &str, text: &str) {
     let got = run(cli, "oauth", oauth_env("read", 0)).await;
     assert_lines(
         &got,
-        &[login("read"), read_session()].concat(),
+        &[login("read"), read_session(cli)].concat(),
         &format!("{cli:?}, OAuth read grant"),
     );
 
@@ -354,7 +372,7 @@ async fn oauth(cli: Cli, tab: &str, text: &str) {
     let got = run(cli, "oauth", oauth_env("write", ACCESS_TTL_SECS + 2)).await;
     assert_lines(
         &got,
-        &[login("write"), write_session(tab, text)].concat(),
+        &[login("write"), write_session(cli, tab, text)].concat(),
         &format!("{cli:?}, OAuth write grant, after the first access token expired"),
     );
     assert_eq!(

@@ -22,8 +22,10 @@
 #   login: Authenticated with "copyq". Its tools are now available in Claude Code.   (oauth)
 #   browser: ok role=ROLE                            (oauth)
 #   final: <the session's last answer>
-#   tools: <MCP tools offered to the model>          (model.py summary)
-#   result: <each tool result fed back to the model>
+#   deferred: <MCP tools named to the model>         (model.py summary)
+#   tools: <MCP tools offered with their schemas>
+#   searched: <MCP tools the model's ToolSearch call returned>
+#   result: <each gateway tool result fed back to the model>
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mode="${1:-}"
@@ -32,8 +34,10 @@ CLAUDE="$BIN/claude"
 
 export DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1
 export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
-# MCP tools in the request itself, not deferred behind the ToolSearch tool.
-export ENABLE_TOOL_SEARCH=false
+# Claude Code's default: MCP tools are deferred (named in a system message) until the model loads
+# them with its ToolSearch tool, which the stand-in model does. CONNECTOR_TOOL_SEARCH=false puts
+# them in the request's tool list at once.
+export ENABLE_TOOL_SEARCH="${CONNECTOR_TOOL_SEARCH:-true}"
 
 health() {   # list: and get: lines
     bounded "$CLAUDE" mcp list >"$WORK/list.out" 2>&1

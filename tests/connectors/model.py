@@ -61,46 +61,77 @@ def namespaces(body):
 
 
 def _text_of(content):
+    """The text of a message or tool result; a tool_reference block (what Claude Code's ToolSearch
+    returns) counts as its tool's name on a line."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            c.get("text", "") if isinstance(c, dict) else str(c) for c in content
-        )
+        return "".join(_text_of(c) if isinstance(c, dict) else str(c) for c in content)
     if isinstance(content, dict):
-        return content.get("text", json.dumps(content))
+        if content.get("type") == "tool_reference":
+            return content.get("tool_name", "") + "\n"
+        return content.get("text", "")
     return ""
 
 
+def tool_calls(body):
+    """(call id, tool name) of every tool call the model made so far, in either wire format."""
+    out = []
+    for m in body.get("messages") or []:  # Anthropic
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list):
+            for c in m["content"]:
+                if isinstance(c, dict) and c.get("type") == "tool_use":
+                    out.append((c.get("id"), c.get("name")))
+    for item in body.get("input") or []:  # Responses
+        if isinstance(item, dict) and item.get("type") == "function_call":
+            out.append((item.get("call_id"), item.get("name")))
+    return out
+
+
 def tool_results(body):
-    """Tool results the client fed back to the model, in order, in either wire format."""
+    """(tool name, text) of every tool result the client fed back to the model, in order, in
+    either wire format."""
+    names = dict(tool_calls(body))
     out = []
     for m in body.get("messages") or []:  # Anthropic
         if isinstance(m.get("content"), list):
             for c in m["content"]:
                 if isinstance(c, dict) and c.get("type") == "tool_result":
-                    out.append(_text_of(c.get("content")))
+                    out.append((names.get(c.get("tool_use_id")), _text_of(c.get("content"))))
     for item in body.get("input") or []:  # Responses
         if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"):
             o = item.get("output")
             if isinstance(o, dict):
                 o = o.get("content", o)
-            out.append(_text_of(o))
+            out.append((names.get(item.get("call_id")), _text_of(o)))
     return out
 
 
+def deferred_mcp_tools(body):
+    """MCP tool names a client listed as deferred (Claude Code's tool search: only their names are
+    in a system message; their schemas come from the ToolSearch tool)."""
+    text = "\n".join(_text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+    return sorted(set(re.findall(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+", text)) - set(tool_names(body)))
+
+
 def plan(body, args):
-    """('text', TEXT) or ('call', CLIENT_TOOL_NAME, ARGUMENTS) for this turn."""
+    """('text', TEXT) or ('call', CLIENT_TOOL_NAME, ARGUMENTS) for this turn.
+
+    When the client defers MCP tools behind a ToolSearch tool (Claude Code's default), the model
+    first asks it for the copyq tools, as a real model does."""
     names = tool_names(body)
     mine = {our_tool(n): n for n in names if our_tool(n)}
+    made = [name for _, name in tool_calls(body)]
     if not mine:
+        if "ToolSearch" in names and "ToolSearch" not in made and deferred_mcp_tools(body):
+            return ("call", "ToolSearch", {"query": "+copyq", "max_results": 10})
         return ("text", "ok")
     if args.script == "read":
         return ("text", "tools offered: " + ",".join(sorted(mine)))
-    done = len(tool_results(body))
-    if done == 0 and "mcp_write" in mine:
+    made = {our_tool(n) for n in made}
+    if "mcp_write" not in made and "mcp_write" in mine:
         return ("call", mine["mcp_write"], {"mode": "add", "tab": args.tab, "text": args.text})
-    if done == 1 and "mcp_read" in mine:
+    if "mcp_read" not in made and "mcp_read" in mine:
         return ("call", mine["mcp_read"], {"mode": "item", "tab": args.tab, "index": 0})
     return ("text", "done")
 
@@ -266,27 +297,37 @@ CODEX_PREAMBLE = re.compile(r"^Wall time: [0-9.]+ seconds\nOutput:")
 
 def summary(log):
     """What the client told the model, from the request log:
-      tools: every MCP tool offered (client-side names: mcp__<server>__<tool>), one line per
-             distinct set over all requests that offered any
-      result: each tool result fed back (from the last such request, which carries the whole
-             conversation); Codex's own "Wall time: ... Output:" preamble is dropped."""
-    offered = []
-    last = None
+      deferred: MCP tools listed by name only (Claude Code's tool search), first request
+      tools:    every MCP tool offered with its schema (client-side names: mcp__<server>__<tool>),
+                one line per distinct set over all requests that offered any
+      searched: the MCP tools a ToolSearch call returned
+      result:   each result of a gateway tool fed back (from the last request, which carries
+                the whole conversation); Codex's own "Wall time: ... Output:" preamble is dropped."""
+    offered, deferred, last = [], None, None
     with open(log, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             body = r.get("body") or {}
-            if not isinstance(body, dict):
+            if not isinstance(body, dict) or not body.get("tools"):
                 continue
+            if deferred is None and deferred_mcp_tools(body):
+                deferred = deferred_mcp_tools(body)
             mcp = sorted(n for n in tool_names(body) if n.startswith("mcp__"))
             if mcp:
                 offered.append(",".join(mcp))
+            if mcp or deferred:
                 last = body
+    if deferred:
+        print("deferred: " + ",".join(deferred))
     for o in dict.fromkeys(offered):
         print("tools: " + o)
-    for res in tool_results(last or {}):
-        res = CODEX_PREAMBLE.sub("", res)
-        print("result: " + res.replace("\\", "\\\\").replace("\n", "\\n"))
+    for name, res in tool_results(last or {}):
+        if name == "ToolSearch":
+            found = sorted(set(re.findall(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+", res)))
+            print("searched: " + ",".join(found))
+        elif our_tool(name or ""):
+            res = CODEX_PREAMBLE.sub("", res)
+            print("result: " + res.replace("\\", "\\\\").replace("\n", "\\n"))
 
 
 def main():
