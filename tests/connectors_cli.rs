@@ -235,7 +235,7 @@ async fn bearer(cli: Cli, tab: &str, text: &str) {
 
     let mut env = session_env("write", tab, text);
     env.extend([
-        ("CONNECTOR_URL", url),
+        ("CONNECTOR_URL", url.clone()),
         ("CONNECTOR_TOKEN", gw.write.clone()),
     ]);
     let got = run(cli, "bearer", env).await;
@@ -248,6 +248,38 @@ async fn bearer(cli: Cli, tab: &str, text: &str) {
         copyq_items(&format!("mcp/{tab}")),
         [text],
         "{cli:?}: the item is in CopyQ"
+    );
+
+    // A token the gateway refuses: the health check says so and the model is offered no tools.
+    let mut env = session_env("write", tab, text);
+    env.extend([
+        ("CONNECTOR_URL", url.clone()),
+        ("CONNECTOR_TOKEN", "not-a-token".into()),
+    ]);
+    let got = run(cli, "bearer", env).await;
+    let refused: Vec<String> = match cli {
+        Cli::Claude => vec![
+            format!("add: Added HTTP MCP server copyq with URL: {url} to local config"),
+            format!(
+                "list: copyq: {url} (HTTP) - ✘ Failed to connect — Server rejected the configured \
+                 Authorization header (HTTP 401). Check that the token is valid for this MCP \
+                 endpoint — OAuth fallback is disabled when headers.Authorization is set. Error \
+                 detail: Unauthorized"
+            ),
+            "get: Status: ✘ Failed to connect".into(),
+            "final: ok".into(),
+        ],
+        Cli::Codex => vec![
+            "add: Added global MCP server 'copyq'.".into(),
+            format!("list: copyq {url} COPYQ_MCP_TOKEN enabled Bearer token"),
+            "final: ok".into(),
+        ],
+    };
+    assert_lines(&got, &refused, &format!("{cli:?}, a refused token"));
+    assert_eq!(
+        copyq_items(&format!("mcp/{tab}")),
+        [text],
+        "{cli:?}: nothing more was written"
     );
 }
 
