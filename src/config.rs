@@ -16,6 +16,8 @@ const ENV_PREFIX: &str = "COPYQ_MCP";
 const LIST_KEYS: &[&str] = &[
     "server.allowed_hosts",
     "server.allowed_origins",
+    "server.trusted_proxies",
+    "oauth.redirect_origins",
     "clipboard.roots",
     "clipboard.nested_roots",
 ];
@@ -44,6 +46,7 @@ pub struct ServerSettings {
     pub public_url: String,
     pub allowed_origins: Vec<String>,
     pub allow_plain_http: bool,
+    pub trusted_proxies: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -71,6 +74,10 @@ pub struct OAuthSettings {
     pub refresh_token_ttl: String,
     pub redirect_origins: Vec<String>,
     pub max_clients: usize,
+    pub registrations_per_hour: u32,
+    pub authorize_per_minute: u32,
+    pub metadata_document_allow_private: bool,
+    pub metadata_document_ca_file: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -240,6 +247,9 @@ impl Settings {
                     );
                 }
             }
+        }
+        if let Err(why) = crate::http::TrustedProxies::parse(&self.server.trusted_proxies) {
+            return bad("server.trusted_proxies", &why);
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
             return bad("log.level", "not a valid log filter");
