@@ -301,9 +301,24 @@ async fn codex_bearer() {
     bearer(Cli::Codex, "workspace/codex-bearer", "Codex · bearer ✓").await;
 }
 
-/// A gateway whose OAuth server has the owner's passphrase, short-lived access tokens and a data
-/// dir of its own (its database is read below).
-async fn oauth_gateway(name: &str) -> Gateway {
+/// How the connector identifies itself to the gateway's OAuth server.
+#[derive(Clone, Copy, Debug)]
+enum Registration {
+    /// Claude Code's default where the server supports client-ID metadata documents (this one
+    /// does): `client_id` is the URL of its document. Here the URL is a stand-in document on
+    /// loopback (MCP_OAUTH_CLIENT_METADATA_URL), shaped like the one Claude Code publishes.
+    Document,
+    /// A client registered beforehand (RFC 7591) and given to the CLI: `claude mcp add --client-id
+    /// ID --callback-port PORT`.
+    PreRegistered,
+    /// The CLI registers itself (`codex mcp add --oauth-client-registration dcr`).
+    Dynamic,
+}
+
+/// A gateway whose OAuth server has the owner's passphrase, short-lived access tokens, a data dir
+/// of its own (its database is read below) and trust in `documents_ca` for metadata documents on
+/// loopback.
+async fn oauth_gateway(name: &str, documents_ca: Option<PathBuf>) -> Gateway {
     let data = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("connectors-gateway-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
@@ -311,6 +326,10 @@ async fn oauth_gateway(name: &str) -> Gateway {
     let gw = gateway_with(copyq(), move |s| {
         s.oauth.access_token_ttl = format!("{ACCESS_TTL_SECS}s");
         s.data_dir = dir;
+        if let Some(ca) = documents_ca {
+            s.oauth.metadata_document_ca_file = ca.display().to_string();
+            s.oauth.metadata_document_allow_private = true;
+        }
     })
     .await;
     let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
@@ -318,6 +337,74 @@ async fn oauth_gateway(name: &str) -> Gateway {
         .set_passphrase_hash(&copyq_mcp::oauth::passphrase::hash(PASSPHRASE).expect("hash"))
         .expect("passphrase");
     gw
+}
+
+/// Claude Code's client-ID metadata document as it publishes it at
+/// https://claude.ai/oauth/claude-code-client-metadata (port-less loopback redirect URIs: the CLI
+/// listens on a free port and relies on RFC 8252 7.3, loopback redirects match on any port), with
+/// `client_id` its URL here.
+fn claude_code_document(url: &str) -> serde_json::Value {
+    serde_json::json!({
+        "client_id": url,
+        "client_name": "Claude Code",
+        "client_uri": "https://claude.ai",
+        "redirect_uris": ["http://localhost/callback", "http://127.0.0.1/callback"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    })
+}
+
+/// An HTTPS server on loopback serving Claude Code's metadata document: (its URL, the certificate
+/// the gateway must trust, the dir holding it).
+async fn document_server() -> (String, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let generated = copyq_mcp::tls::generate(&["localhost".into()], dir.path()).expect("cert");
+    let files = copyq_mcp::tls::TlsFiles {
+        cert: generated.cert.clone(),
+        key: generated.key.clone(),
+    };
+    let config = copyq_mcp::tls::load(&files).await.expect("tls config");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let url = format!("https://localhost:{port}/oauth/claude-code-client-metadata");
+    let doc = claude_code_document(&url);
+    let app = axum::Router::new().route(
+        "/oauth/claude-code-client-metadata",
+        axum::routing::get(move || {
+            let doc = doc.clone();
+            async move { axum::Json(doc) }
+        }),
+    );
+    listener.set_nonblocking(true).expect("nonblocking");
+    let server = axum_server::from_tcp_rustls(listener, config).expect("server");
+    tokio::spawn(server.serve(app.into_make_service()));
+    (url, generated.cert, dir)
+}
+
+/// Register a public client with the gateway (RFC 7591), for `redirect_uri`: its client_id.
+async fn register(gw: &Gateway, name: &str, redirect_uri: &str) -> String {
+    let res = reqwest::Client::new()
+        .post(format!("{}/register", gw.base))
+        .json(&serde_json::json!({
+            "client_name": name,
+            "redirect_uris": [redirect_uri],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+        }))
+        .send()
+        .await
+        .expect("register");
+    assert_eq!(res.status().as_u16(), 201, "registration");
+    let v: serde_json::Value = res.json().await.expect("registration JSON");
+    v["client_id"].as_str().expect("client_id").to_owned()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
 }
 
 /// What the gateway's database says about the OAuth grants of one role.
@@ -355,10 +442,38 @@ fn grant_facts(gw: &Gateway, role: &str) -> GrantFacts {
     }
 }
 
-async fn oauth(cli: Cli, tab: &str, text: &str) {
+/// Two OAuth logins of `cli`, each approved in headless Chromium: Read (the model is offered
+/// mcp_read and mcp_validate only) and Write (the session starts after the first access token
+/// expired: it adds to `tab` and reads it back), then the gateway's database: one live grant per
+/// role, refresh tokens used, and a token issued after the first one expired.
+async fn oauth(cli: Cli, registration: Registration, tab: &str, text: &str) {
     ensure_installed();
     let _serial = SERIAL.lock().await;
-    let gw = oauth_gateway(&format!("{cli:?}")).await;
+    let mut client_env: Vec<(&'static str, String)> = Vec::new();
+    let mut _documents = None;
+    let gw = match registration {
+        Registration::Document => {
+            let (url, ca, dir) = document_server().await;
+            client_env.push(("MCP_OAUTH_CLIENT_METADATA_URL", url));
+            _documents = Some(dir);
+            oauth_gateway(&format!("{cli:?}-{registration:?}"), Some(ca)).await
+        }
+        Registration::PreRegistered => {
+            let gw = oauth_gateway(&format!("{cli:?}-{registration:?}"), None).await;
+            let port = free_port();
+            let redirect = format!("http://localhost:{port}/callback");
+            let id = register(&gw, "Claude Code (pre-registered)", &redirect).await;
+            client_env.extend([
+                ("CONNECTOR_CLIENT_ID", id),
+                ("CONNECTOR_CALLBACK_PORT", port.to_string()),
+            ]);
+            gw
+        }
+        Registration::Dynamic => {
+            client_env.push(("CONNECTOR_CODEX_REGISTRATION", "dcr".into()));
+            oauth_gateway(&format!("{cli:?}-{registration:?}"), None).await
+        }
+    };
     let url = gw.url.clone();
     let login = |role: &str| -> Vec<String> {
         match cli {
@@ -386,9 +501,10 @@ async fn oauth(cli: Cli, tab: &str, text: &str) {
             ("COPYQ_MCP_TEST_PASSPHRASE", PASSPHRASE.into()),
             (
                 "COPYQ_MCP_BROWSER_TAG",
-                format!("connectors-{cli:?}-{role}"),
+                format!("connectors-{cli:?}-{registration:?}-{role}"),
             ),
         ]);
+        env.extend(client_env.iter().cloned());
         env
     };
 
@@ -432,21 +548,48 @@ async fn oauth(cli: Cli, tab: &str, text: &str) {
     );
 }
 
-/// Claude Code through OAuth: `claude mcp login` under a terminal, the consent approved in
-/// headless Chromium, the role chosen there is what its MCP client sees, and it refreshes.
+/// Claude Code through OAuth as it connects by default: `claude mcp login` under a terminal
+/// identifying itself with its client-ID metadata document, the consent approved in headless
+/// Chromium, the role chosen there is what its MCP client sees, and it refreshes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_code_oauth_and_refresh() {
+#[ignore = "fails on the gateway: a metadata document's loopback redirect URIs must match on any \
+            port (RFC 8252 7.3); Claude Code lists http://localhost/callback and sends \
+            http://localhost:<free port>/callback, which authorize refuses ('The address this app \
+            wants to send you back to is not one it registered'). Run with --ignored."]
+async fn claude_code_oauth_metadata_document_and_refresh() {
     oauth(
         Cli::Claude,
+        Registration::Document,
+        "workspace/claude-code-cimd",
+        "Claude Code · CIMD ✓",
+    )
+    .await;
+}
+
+/// Claude Code through OAuth with a client registered beforehand (`--client-id`,
+/// `--callback-port`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_oauth_preregistered_and_refresh() {
+    oauth(
+        Cli::Claude,
+        Registration::PreRegistered,
         "workspace/claude-code-oauth",
         "Claude Code · OAuth ✓",
     )
     .await;
 }
 
-/// Codex through OAuth: `codex mcp add` detects it and logs in (under a terminal), the consent
-/// approved in headless Chromium, and it refreshes.
+/// Codex through OAuth: `codex mcp add` detects it and logs in (under a terminal), registering
+/// itself (`--oauth-client-registration dcr`: its default here would be its metadata document at
+/// https://chatgpt.com/oauth/codex/client.json, which a machine without Internet cannot fetch and
+/// Codex has no setting to move), the consent approved in headless Chromium, and it refreshes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_oauth_and_refresh() {
-    oauth(Cli::Codex, "workspace/codex-oauth", "Codex · OAuth ✓").await;
+    oauth(
+        Cli::Codex,
+        Registration::Dynamic,
+        "workspace/codex-oauth",
+        "Codex · OAuth ✓",
+    )
+    .await;
 }

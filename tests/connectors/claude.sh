@@ -6,7 +6,8 @@
 #   claude.sh bearer   `claude mcp add --transport http copyq URL --header "Authorization: Bearer T"`,
 #                      `claude mcp list` and `claude mcp get copyq` (health checks), then a
 #                      `claude -p` session
-#   claude.sh oauth    `claude mcp add` without a header (list: Needs authentication),
+#   claude.sh oauth    `claude mcp add` without a header (list: Needs authentication; with
+#                      CONNECTOR_CLIENT_ID / CONNECTOR_CALLBACK_PORT: --client-id / --callback-port),
 #                      `claude mcp login copyq` under a terminal with $BROWSER approving the consent
 #                      page in headless Chromium, list again, wait CONNECTOR_WAIT seconds (the
 #                      first access token expires), then a `claude -p` session
@@ -68,7 +69,14 @@ bearer)
     ;;
 oauth)
     oauth_browser
-    bounded "$CLAUDE" mcp add --transport http copyq "$CONNECTOR_URL" >"$WORK/add.out" 2>&1
+    # By default Claude Code identifies itself with its client-ID metadata document (when the
+    # server supports them, as this one does), https://claude.ai/oauth/claude-code-client-metadata,
+    # or the URL in MCP_OAUTH_CLIENT_METADATA_URL. CONNECTOR_CLIENT_ID (+ CONNECTOR_CALLBACK_PORT)
+    # use a client registered beforehand instead ("advanced settings" in Claude's connector UI).
+    extra=()
+    [[ -n "${CONNECTOR_CLIENT_ID:-}" ]] && extra+=(--client-id "$CONNECTOR_CLIENT_ID")
+    [[ -n "${CONNECTOR_CALLBACK_PORT:-}" ]] && extra+=(--callback-port "$CONNECTOR_CALLBACK_PORT")
+    bounded "$CLAUDE" mcp add --transport http "${extra[@]}" copyq "$CONNECTOR_URL" >"$WORK/add.out" 2>&1
     echo "add: $(norm <"$WORK/add.out" | head -1)"
     health
     login_in_terminal "$WORK/login.out" "$(printf '%q mcp login copyq' "$CLAUDE")"

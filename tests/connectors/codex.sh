@@ -5,7 +5,8 @@
 #
 #   codex.sh bearer   `codex mcp add copyq --url URL --bearer-token-env-var COPYQ_MCP_TOKEN`,
 #                     `codex mcp list`, then a `codex exec` session with the token in that variable
-#   codex.sh oauth    `codex mcp add copyq --url URL` under a terminal: Codex detects OAuth and logs
+#   codex.sh oauth    `codex mcp add copyq --url URL --oauth-client-registration
+#                     ${CONNECTOR_CODEX_REGISTRATION:-auto}` under a terminal: Codex detects OAuth and logs
 #                     in at once, $BROWSER approving the consent page in headless Chromium;
 #                     `codex mcp list`, wait CONNECTOR_WAIT seconds (the first access token
 #                     expires), then a `codex exec` session
@@ -80,7 +81,10 @@ bearer)
 oauth)
     oauth_browser
     config
-    login_in_terminal "$WORK/login.out" "$(printf '%q mcp add copyq --url %q' "$CODEX" "$CONNECTOR_URL")"
+    # CONNECTOR_CODEX_REGISTRATION: auto (Codex's default: its client-ID metadata document
+    # https://chatgpt.com/oauth/codex/client.json when the server supports them), cimd or dcr.
+    login_in_terminal "$WORK/login.out" "$(printf '%q mcp add copyq --url %q --oauth-client-registration %q' \
+        "$CODEX" "$CONNECTOR_URL" "${CONNECTOR_CODEX_REGISTRATION:-auto}")"
     echo "add: $(norm <"$WORK/login.out" | grep -m1 '^Added' || echo "(none) $(norm <"$WORK/login.out" | tail -1)")"
     login_line 'logged in|rror|ailed'
     browser_outcome
