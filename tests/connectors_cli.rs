@@ -37,20 +37,24 @@ fn clients_dir() -> PathBuf {
         .unwrap_or_else(|| repo().join("target/clients"))
 }
 
+/// The CLIs (tests/connectors/install.sh) and the browser their OAuth logins open
+/// (tests/browser/install.sh: Chromium and Playwright), both idempotent and quick when done.
 fn ensure_installed() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/connectors/install.sh"))
-            .env("CLIENTS_DIR", clients_dir())
-            .output()
-            .expect("run tests/connectors/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/connectors/install.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        for script in ["tests/connectors/install.sh", "tests/browser/install.sh"] {
+            let out = Command::new("bash")
+                .arg(repo().join(script))
+                .env("CLIENTS_DIR", clients_dir())
+                .output()
+                .unwrap_or_else(|e| panic!("run {script}: {e}"));
+            assert!(
+                out.status.success(),
+                "{script} failed:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     });
 }
 
