@@ -54,13 +54,11 @@ fn signing_key(settings: &Settings) -> Result<Vec<u8>, StartError> {
 }
 
 /// The token service for tokens issued from the command line (audience `auth.audience`).
+/// Tokens are tied to the epoch of the state database in the data dir (opened, or made, here).
 pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
     let key = signing_key(settings)?;
-    Ok(TokenService::new(
-        &key,
-        &settings.auth.issuer,
-        &settings.auth.audience,
-    )?)
+    let epoch = Store::open(&settings.data_dir())?.epoch();
+    Ok(TokenService::new(&key, &settings.auth.issuer, &settings.auth.audience)?.with_epoch(epoch))
 }
 
 /// The backend `copyq.backend` asks for; `auto` probes the socket and falls back to the CLI when
@@ -161,12 +159,15 @@ impl Application {
         // An OAuth access token is bound to the resource under the name the client used.
         let resources: Vec<String> = public.all().iter().map(|b| format!("{b}/mcp")).collect();
         let key = signing_key(settings)?;
-        let tokens = Arc::new(TokenService::with_audiences(
-            &key,
-            &settings.auth.issuer,
-            &settings.auth.audience,
-            &resources.iter().map(String::as_str).collect::<Vec<_>>(),
-        )?);
+        let tokens = Arc::new(
+            TokenService::with_audiences(
+                &key,
+                &settings.auth.issuer,
+                &settings.auth.audience,
+                &resources.iter().map(String::as_str).collect::<Vec<_>>(),
+            )?
+            .with_epoch(store.epoch()),
+        );
         let oauth = if settings.oauth.enabled {
             let o = &settings.oauth;
             let config = OAuthConfig {

@@ -183,6 +183,7 @@ fn load(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
 }
 
 pub fn main() -> ExitCode {
+    crate::private::restrict_process();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -292,16 +293,20 @@ async fn serve(settings: Settings) -> Result<(), String> {
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;
-    println!("copyq-mcp listening on {}", app.url());
     stop_on_signal(app.shutdown_token());
+    println!("copyq-mcp listening on {}", app.url());
     app.run_until_stopped().await.map_err(|e| e.to_string())
 }
 
-/// Cancel `token` on SIGINT or SIGTERM, for a graceful stop.
+/// Cancel `token` on SIGINT or SIGTERM, for a graceful stop. The handlers are in place when this
+/// returns, so a signal sent as soon as the listening line is out is not the default (a kill).
 pub fn stop_on_signal(token: tokio_util::sync::CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
     tokio::spawn(async move {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
+            match s {
                 Ok(mut s) => {
                     s.recv().await;
                 }
@@ -309,8 +314,8 @@ pub fn stop_on_signal(token: tokio_util::sync::CancellationToken) {
             }
         };
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
+            _ = wait(int) => {}
+            _ = wait(term) => {}
         }
         tracing::info!("stopping");
         token.cancel();

@@ -131,6 +131,7 @@ pub async fn run(
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;
+    stop_on_signal(app.shutdown_token());
     let url = app.url().to_owned();
     println!("copyq-mcp demo listening on {url}");
     println!("\nread token:\n{read}\n\nwrite token:\n{write}\n");
@@ -157,7 +158,6 @@ pub async fn run(
         );
     }
     println!("Ctrl-C stops the demo and removes its CopyQ and files.");
-    stop_on_signal(app.shutdown_token());
     let served = app.run_until_stopped().await.map_err(|e| e.to_string());
     tokio::task::spawn_blocking(move || drop(copyq))
         .await

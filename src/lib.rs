@@ -26,6 +26,7 @@ pub mod logging;
 pub mod mcp;
 pub mod oauth;
 pub mod owner;
+pub mod private;
 pub mod public;
 pub mod sandbox;
 pub mod store;

@@ -23,6 +23,28 @@ fn redacts(meta: &Metadata<'_>) -> bool {
         })
 }
 
+/// Longest a client-controlled value is logged, in characters.
+const MAX_FIELD_CHARS: usize = 96;
+
+/// A value a client chose (a mode, a tool or app name, a path), fit for one log line: control
+/// and invisible characters escaped (`\n` cannot start a forged line), and cut to
+/// [`MAX_FIELD_CHARS`] characters, saying how long it really was.
+pub fn field(value: &str) -> String {
+    let mut out = String::new();
+    for (chars, c) in value.chars().enumerate() {
+        if chars == MAX_FIELD_CHARS {
+            out.push_str(&format!("…({} bytes)", value.len()));
+            return out;
+        }
+        if crate::text::is_deceptive(c) || c == '\\' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn init(level: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let layer = fmt::layer()
@@ -30,4 +52,21 @@ pub fn init(level: &str) {
         .with_writer(std::io::stderr)
         .with_filter(filter.and(filter_fn(|meta| !redacts(meta))));
     let _ = tracing_subscriber::registry().with(layer).try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_stay_on_one_bounded_line() {
+        assert_eq!(field("tree"), "tree");
+        assert_eq!(field("tree\nFAKE LOG LINE"), "tree\\nFAKE LOG LINE");
+        assert_eq!(field("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(field("back\\slash"), "back\\\\slash");
+        let long = "x".repeat(1 << 20);
+        let f = field(&long);
+        assert_eq!(f, format!("{}…(1048576 bytes)", "x".repeat(96)));
+        assert_eq!(field("заметки"), "заметки");
+    }
 }

@@ -33,10 +33,22 @@ fn sign(claims: Value, alg: Algorithm, key: &[u8]) -> String {
     .expect("sign")
 }
 
-fn claims(exp: Option<u64>, aud: &str) -> Value {
-    let mut c = json!({"sub": "x", "role": "write", "iat": now(), "jti": "j1", "iss": "copyq-mcp", "aud": aud});
+/// Claims of a token in epoch `ep` (the state database's, for a token that is otherwise valid).
+fn claims(exp: Option<u64>, aud: &str, ep: &str) -> Value {
+    let mut c = json!({"sub": "x", "role": "write", "iat": now(), "jti": "j1", "iss": "copyq-mcp", "aud": aud, "ep": ep});
     if let Some(exp) = exp {
         c["exp"] = exp.into();
+    }
+    c
+}
+
+fn super_claims(exp: Option<u64>, aud: &str, ep: &str) -> Value {
+    claims(exp, aud, ep)
+}
+
+fn no_epoch(mut c: Value) -> Value {
+    if let Some(m) = c.as_object_mut() {
+        m.remove("ep");
     }
     c
 }
@@ -47,6 +59,11 @@ const TOOLS_LIST: fn() -> Value = || json!({"jsonrpc": "2.0", "id": 1, "method":
 async fn every_bad_token_gets_the_same_bare_401() {
     let gw = gateway(copyq()).await;
     let k = key(&gw);
+    let ep = copyq_mcp::store::Store::open(&gw.settings.data_dir())
+        .expect("store")
+        .epoch()
+        .id;
+    let claims = |exp, aud: &str| claims(exp, aud, &ep);
     let b64 = |v: Value| {
         use base64::Engine;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
@@ -76,6 +93,13 @@ async fn every_bad_token_gets_the_same_bare_401() {
             &k,
         ),
         sign(claims(None, "copyq-mcp"), Algorithm::HS512, &k),
+        // Of another state database (one that was lost), or of none, in a database made new.
+        sign(
+            super_claims(None, "copyq-mcp", "another-epoch"),
+            Algorithm::HS256,
+            &k,
+        ),
+        sign(no_epoch(claims(None, "copyq-mcp")), Algorithm::HS256, &k),
     ];
     let mut seen = Vec::new();
     for token in &bad {
@@ -269,4 +293,81 @@ async fn host_allowlist_follows_config() {
     assert_eq!(with_host(&gw.url, &gw.read, "192.168.1.20").await, 200);
     assert_eq!(with_host(&gw.url, &gw.read, "127.0.0.1").await, 200);
     assert_eq!(with_host(&gw.url, &gw.read, "evil.example").await, 403);
+}
+
+/// POST one JSON-RPC message to /mcp in a session: (status, session id in the answer).
+async fn in_session(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>) {
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(body.to_string());
+    if let Some(id) = session {
+        req = req.header("mcp-session-id", id);
+    }
+    let res = req.send().await.expect("http");
+    let id = res
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    (res.status().as_u16(), id)
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_token_that_opened_it() {
+    let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, id) = in_session(&gw.url, &gw.write, None, init).await;
+    assert_eq!(status, 200);
+    let id = id.expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        in_session(&gw.url, &gw.write, Some(&id), initialized)
+            .await
+            .0,
+        202
+    );
+    // Another token naming that session: 404, as for a session that does not exist.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(
+        in_session(&gw.url, &gw.read, Some(&id), list.clone())
+            .await
+            .0,
+        404
+    );
+    let delete = |token: String| {
+        let (url, id) = (gw.url.clone(), id.clone());
+        async move {
+            reqwest::Client::new()
+                .delete(url)
+                .header("authorization", format!("Bearer {token}"))
+                .header("mcp-session-id", id)
+                .send()
+                .await
+                .expect("http")
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(
+        delete(gw.read.clone()).await,
+        404,
+        "nor can it end the session"
+    );
+    assert_eq!(
+        in_session(&gw.url, &gw.write, Some(&id), list).await.0,
+        200,
+        "still the owner's"
+    );
+    assert_eq!(delete(gw.write.clone()).await, 202);
 }

@@ -276,3 +276,132 @@ async fn owner_commands_revoke_on_the_next_request() {
     assert!(!ok_ && err.contains("no connected app"), "{err}");
     let _ = terminate(child);
 }
+
+/// The state files are private while the very first run is still going, whatever the umask of
+/// whoever started it (this test's is the usual 022): the dir 0700, the database with its WAL and
+/// SHM (which hold removed clipboard text and secret hashes) and the signing key 0600.
+#[test]
+fn state_files_are_private_from_the_first_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().expect("tempdir");
+    let data = parent.path().join("fresh/state");
+    let (child, _url) = serve(copyq(), &data);
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let mut seen = vec![(String::from("."), mode("."))];
+    for name in [
+        "copyq-mcp.db",
+        "copyq-mcp.db-wal",
+        "copyq-mcp.db-shm",
+        "signing.key",
+    ] {
+        seen.push((name.to_owned(), mode(name)));
+    }
+    let (stopped, logs) = terminate(child);
+    assert!(stopped, "{logs}");
+    assert_eq!(
+        seen,
+        [
+            (".".to_owned(), 0o700),
+            ("copyq-mcp.db".to_owned(), 0o600),
+            ("copyq-mcp.db-wal".to_owned(), 0o600),
+            ("copyq-mcp.db-shm".to_owned(), 0o600),
+            ("signing.key".to_owned(), 0o600),
+        ]
+    );
+}
+
+/// Values a client controls reach the log escaped to one bounded line, and a URI's query (where
+/// a client may put `?access_token=`) never does, even at `RUST_LOG=trace`.
+#[tokio::test]
+async fn clients_cannot_forge_or_flood_log_lines() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let read = token(data.path(), "read", "cli-read");
+    let (child, url) = serve(copyq(), data.path());
+    let http = reqwest::Client::new();
+    let res = http
+        .get(format!("{url}?access_token={read}"))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(res.status(), 401, "a token in the query is not accepted");
+    let huge = "M".repeat(1 << 20);
+    for (tool, mode) in [
+        ("mcp_read", "tree\nFAKE LOG LINE at level ERROR"),
+        ("mcp_read\nFAKE TOOL LINE", "tree"),
+        ("mcp_read", huge.as_str()),
+    ] {
+        let (status, _, _) = raw_post(
+            &url,
+            Some(&read),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": tool, "arguments": {"mode": mode}}}),
+        )
+        .await;
+        assert_eq!(status, 200);
+    }
+    let path_attack = format!("{}/x%0AFAKE%20PATH%20LINE", url.trim_end_matches("/mcp"));
+    let _ = http.get(path_attack).send().await.expect("get");
+    let (clean_exit, logs) = terminate(child);
+    assert!(clean_exit, "{logs}");
+    assert!(
+        logs.contains("mcp_read"),
+        "the trace log was captured: {logs}"
+    );
+    assert!(
+        !logs.contains(&read),
+        "the token in the query reached the log"
+    );
+    for line in logs.lines() {
+        assert!(!line.starts_with("FAKE"), "forged line: {line}");
+        assert!(line.len() < 2048, "a line of {} bytes", line.len());
+    }
+    assert!(
+        logs.contains(r"tree\nFAKE LOG LINE"),
+        "the mode is logged, escaped"
+    );
+}
+
+/// Losing the state database does not bring a revoked token back: a database made anew has a new
+/// epoch, and tokens are valid only in the epoch they were issued in.
+#[tokio::test]
+async fn a_lost_database_does_not_unrevoke_tokens() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let d = data.path();
+    let revoked = token(d, "write", "laptop");
+    let (ok_, _, err) = run(&["token", "revoke", "laptop"], d, "");
+    assert!(ok_, "{err}");
+    let kept = token(d, "read", "script");
+    let tools_list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let (child, url) = serve(copyq(), d);
+    assert_eq!(
+        raw_post(&url, Some(&revoked), tools_list.clone()).await.0,
+        401
+    );
+    assert_eq!(raw_post(&url, Some(&kept), tools_list.clone()).await.0, 200);
+    let _ = terminate(child);
+    for f in ["copyq-mcp.db", "copyq-mcp.db-wal", "copyq-mcp.db-shm"] {
+        let _ = std::fs::remove_file(d.join(f));
+    }
+    assert!(
+        d.join("signing.key").exists(),
+        "the key outlives the database"
+    );
+    let (child, url) = serve(copyq(), d);
+    assert_eq!(
+        raw_post(&url, Some(&revoked), tools_list.clone()).await.0,
+        401,
+        "the revocation was lost with the database, the token still does not work"
+    );
+    assert_eq!(
+        raw_post(&url, Some(&kept), tools_list.clone()).await.0,
+        401,
+        "nor does any token of the lost database"
+    );
+    let fresh = token(d, "read", "script");
+    assert_eq!(raw_post(&url, Some(&fresh), tools_list).await.0, 200);
+    let _ = terminate(child);
+}

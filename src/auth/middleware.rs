@@ -67,7 +67,7 @@ impl AuthState {
                 Ok(Some(principal))
             }
             Ok(false) => {
-                tracing::debug!(sub = %principal.subject, "revoked token refused");
+                tracing::debug!(sub = %crate::logging::field(&principal.subject), "revoked token refused");
                 Ok(None)
             }
             Err(e) => {

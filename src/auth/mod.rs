@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use keys::{Secret, inline_key, load_or_create_key};
 pub use middleware::{AuthState, require_bearer};
-pub use token::{AuthError, Issued, TokenService, TokenSpec, parse_ttl};
+pub use token::{AuthError, Epoch, Issued, TokenService, TokenSpec, parse_ttl};
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,4 +52,16 @@ pub struct Principal {
     pub token_id: String,
     /// The OAuth grant it was issued under, if any.
     pub grant: Option<String>,
+}
+
+impl Principal {
+    /// Who this caller is across token renewals: its OAuth grant (a refresh mints a new token
+    /// id, never a new grant), else the name the owner gave the token. Rate limits and sessions
+    /// belong to this.
+    pub fn owner_key(&self) -> String {
+        match &self.grant {
+            Some(grant) => format!("grant:{grant}"),
+            None => format!("sub:{}", self.subject),
+        }
+    }
 }

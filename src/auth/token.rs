@@ -34,6 +34,19 @@ struct Claims {
     /// The OAuth grant the token was issued under, if any: revoking it revokes the token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     gid: Option<String>,
+    /// The state database's epoch when the token was issued ([`Epoch`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ep: Option<String>,
+}
+
+/// The identity of the state database that holds the revocations. A token names the epoch it
+/// was issued in and is valid only in it: a lost or deleted database comes back with a new epoch,
+/// so the tokens it had revoked cannot work again (nor, then, can any other: the owner issues new
+/// ones). `legacy` accepts tokens without an epoch, in a database older than epochs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Epoch {
+    pub id: String,
+    pub legacy: bool,
 }
 
 /// What a new token says: who, which role, for how long, for which audience and grant.
@@ -63,6 +76,7 @@ pub struct TokenService {
     validation: Validation,
     issuer: String,
     audience: String,
+    epoch: Option<Epoch>,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -107,7 +121,14 @@ impl TokenService {
             validation,
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
+            epoch: None,
         })
+    }
+
+    /// Issue tokens in `epoch`, and accept only tokens of it.
+    pub fn with_epoch(mut self, epoch: Epoch) -> Self {
+        self.epoch = Some(epoch);
+        self
     }
 
     /// A new token for `subject` with `role`, expiring after `ttl` if given.
@@ -140,6 +161,7 @@ impl TokenService {
             iss: self.issuer.clone(),
             aud: spec.audience.unwrap_or(&self.audience).to_owned(),
             gid: spec.grant.map(str::to_owned),
+            ep: self.epoch.as_ref().map(|e| e.id.clone()),
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| AuthError::Signing(e.to_string()))?;
@@ -158,6 +180,16 @@ impl TokenService {
                 AuthError::Invalid
             })?;
         let c = data.claims;
+        if let Some(epoch) = &self.epoch {
+            let current = match &c.ep {
+                Some(ep) => *ep == epoch.id,
+                None => epoch.legacy,
+            };
+            if !current {
+                tracing::debug!("token from another state database epoch refused");
+                return Err(AuthError::Invalid);
+            }
+        }
         Ok(Principal {
             subject: c.sub,
             role: c.role,
@@ -175,6 +207,33 @@ pub fn parse_ttl(s: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_valid_in_their_epoch_only() {
+        let key = [7u8; 32];
+        let in_epoch = |id: &str, legacy| {
+            TokenService::new(&key, "copyq-mcp", "copyq-mcp")
+                .unwrap()
+                .with_epoch(Epoch {
+                    id: id.into(),
+                    legacy,
+                })
+        };
+        let old = in_epoch("e1", false);
+        let t = old.issue("laptop", Role::Read, None).unwrap();
+        assert!(old.verify(&t).is_ok());
+        assert!(in_epoch("e2", true).verify(&t).is_err(), "a new database");
+        let plain = TokenService::new(&key, "copyq-mcp", "copyq-mcp").unwrap();
+        let no_epoch = plain.issue("old", Role::Read, None).unwrap();
+        assert!(
+            in_epoch("e1", true).verify(&no_epoch).is_ok(),
+            "an upgraded database"
+        );
+        assert!(
+            in_epoch("e1", false).verify(&no_epoch).is_err(),
+            "a fresh one"
+        );
+    }
 
     const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 

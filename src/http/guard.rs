@@ -193,10 +193,7 @@ pub async fn rate_limit(
     let key = req
         .extensions()
         .get::<Principal>()
-        .map(|p| match &p.grant {
-            Some(grant) => format!("grant:{grant}"),
-            None => format!("sub:{}", p.subject),
-        })
+        .map(Principal::owner_key)
         .unwrap_or_default();
     match limiter.take(&key, Instant::now()) {
         Ok(()) => next.run(req).await,

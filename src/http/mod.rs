@@ -5,6 +5,7 @@ mod client;
 mod cors;
 mod guard;
 mod health;
+mod sessions;
 
 pub use crate::limit::RateLimiter;
 pub use client::TrustedProxies;
@@ -98,9 +99,16 @@ pub fn router(surface: Surface<'_>) -> Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    // Layers run outside-in: the bearer check first, then the per-token rate limit.
-    let protected = Router::new()
-        .route_service("/mcp", mcp)
+    // Layers run outside-in: the bearer check first, then the per-caller rate limit, then (with
+    // sessions on) the check that a session is the caller's own.
+    let mut protected = Router::new().route_service("/mcp", mcp);
+    if server.sessions {
+        protected = protected.route_layer(from_fn_with_state(
+            Arc::new(sessions::SessionOwners::default()),
+            sessions::bind_sessions,
+        ));
+    }
+    let protected = protected
         .route_layer(from_fn_with_state(Arc::new(limiter), guard::rate_limit))
         .route_layer(from_fn_with_state(auth, require_bearer));
     let mut app = Router::new()
@@ -126,5 +134,15 @@ pub fn router(surface: Surface<'_>) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(limits.request_timeout_ms),
         ))
-        .layer(TraceLayer::new_for_http())
+        // The request span names the method and path only: a query may hold a token (a client
+        // trying `?access_token=`), and the path is escaped to one bounded line.
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+                tracing::debug_span!(
+                    "request",
+                    method = %req.method(),
+                    path = %crate::logging::field(req.uri().path())
+                )
+            }),
+        )
 }

@@ -14,6 +14,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Map;
 use tracing::Instrument;
 
+use crate::logging::field;
+
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
 use super::{Tools, read, validate, write};
 use crate::auth::Principal;
@@ -82,7 +84,13 @@ impl ServerHandler for CopyqMcp {
             .and_then(|m| m.as_str())
             .unwrap_or("")
             .to_owned();
-        let span = tracing::info_span!("tool", tool = %request.name, %mode, sub = %principal.subject, role = ?principal.role);
+        let span = tracing::info_span!(
+            "tool",
+            tool = %field(&request.name),
+            mode = %field(&mode),
+            sub = %field(&principal.subject),
+            role = ?principal.role
+        );
         let started = Instant::now();
         let outcome = self
             .dispatch(&request.name, principal, &args)

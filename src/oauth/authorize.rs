@@ -14,7 +14,7 @@ use axum::{Extension, Form};
 use url::Url;
 
 use super::cimd::is_document_id;
-use super::consent::{CSRF_COOKIE, ClientLabel, consent_page, error_page, refusal_page};
+use super::consent::{ClientLabel, consent_page, csrf_cookie_name, error_page, refusal_page};
 use super::passphrase::{self, Refused};
 use super::{OAuthState, Pending, is_this_resource};
 use crate::limit::ClientAddr;
@@ -247,7 +247,8 @@ pub async fn decide(
              answered. Go back to the app and connect again.",
         );
     };
-    let csrf_ok = cookie(&headers, CSRF_COOKIE).is_some_and(|c| c == d.csrf) && d.csrf == p.csrf;
+    let csrf_ok = cookie(&headers, &csrf_cookie_name(&d.request_id)).is_some_and(|c| c == d.csrf)
+        && d.csrf == p.csrf;
     if !csrf_ok {
         return error_page(
             StatusCode::FORBIDDEN,
@@ -307,7 +308,7 @@ pub async fn decide(
         .await
         .unwrap_or(false);
     if !ok {
-        tracing::warn!(client = %p.client.name(), "wrong passphrase on the consent page");
+        tracing::warn!(client = %crate::logging::field(p.client.name()), "wrong passphrase on the consent page");
         if attempt.failures >= passphrase::TRIES_PER_REQUEST {
             s.pending().remove(&d.request_id);
             return error_page(
@@ -321,7 +322,7 @@ pub async fn decide(
     s.pending().remove(&d.request_id);
     match issue_code(&s, &p, chosen) {
         Ok(code) => {
-            tracing::info!(client = %p.client.name(), role = %chosen, "access approved");
+            tracing::info!(client = %crate::logging::field(p.client.name()), role = %chosen, "access approved");
             back(&p, &[("code", &code)])
         }
         Err(e) => {

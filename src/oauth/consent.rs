@@ -8,7 +8,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use std::time::Duration;
 
-pub const CSRF_COOKIE: &str = "copyq_mcp_csrf";
+const CSRF_COOKIE: &str = "copyq_mcp_csrf";
+
+/// The CSRF cookie of one consent request: one per request, so that a second consent page (a
+/// second tab, a client that opened the link twice) does not overwrite the first one's.
+pub fn csrf_cookie_name(request_id: &str) -> String {
+    format!("{CSRF_COOKIE}_{request_id}")
+}
 
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -163,7 +169,8 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
     );
     let mut res = page(status, "Connect an app to CopyQ", &body);
     let cookie = format!(
-        "{CSRF_COOKIE}={}; Path=/authorize; HttpOnly; SameSite=Strict; Max-Age=600{}",
+        "{}={}; Path=/authorize; HttpOnly; SameSite=Strict; Max-Age=600{}",
+        csrf_cookie_name(c.request_id),
         c.csrf,
         if c.secure { "; Secure" } else { "" }
     );

@@ -156,7 +156,7 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
         secret: secret.clone(),
     };
     let client_id = s.store.register_client(&client).map_err(store_err)?;
-    tracing::info!(client = %name, method = %method, "client registered");
+    tracing::info!(client = %crate::logging::field(&name), method = %method, "client registered");
     let mut reply = json!({
         "client_id": client_id,
         "client_id_issued_at": now(),

@@ -184,7 +184,7 @@ fn authorization_code(s: &OAuthState, t: &Request<'_>) -> Outcome {
     let record = match s.store.take_code(code).map_err(unavailable)? {
         Taken::Valid(r) => r,
         Taken::Reused => {
-            tracing::warn!(client = %client.name, "authorization code reused: its grant is revoked");
+            tracing::warn!(client = %crate::logging::field(&client.name), "authorization code reused: its grant is revoked");
             return Err(invalid_grant(
                 "the code was already used; everything it issued is revoked",
             ));
@@ -231,7 +231,7 @@ fn refresh(s: &OAuthState, t: &Request<'_>) -> Outcome {
     let grant_id = match s.store.take_refresh(token).map_err(unavailable)? {
         Taken::Valid(g) => g,
         Taken::Reused => {
-            tracing::warn!(client = %client.name, "refresh token reused: the whole grant is revoked");
+            tracing::warn!(client = %crate::logging::field(&client.name), "refresh token reused: the whole grant is revoked");
             return Err(invalid_grant(
                 "the refresh token was already used; the grant is revoked",
             ));

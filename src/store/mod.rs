@@ -61,6 +61,7 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
+    epoch: crate::auth::Epoch,
 }
 
 impl std::fmt::Debug for Store {
@@ -116,6 +117,30 @@ pub fn hash(secret: &str) -> String {
         .collect()
 }
 
+/// The database's epoch, made on first open: a random id, and whether tokens without one are
+/// accepted (only in a database that existed before epochs did, so that upgrading disconnects
+/// nobody; a new database, e.g. after the old one was lost, accepts none of them).
+fn epoch(conn: &Connection, existed: bool) -> rusqlite::Result<crate::auth::Epoch> {
+    let legacy = if existed { "1" } else { "0" };
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)",
+        params![random_token()],
+    )?;
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('legacy_tokens', ?1)",
+        params![legacy],
+    )?;
+    let get = |key: &str| {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+            r.get::<_, String>(0)
+        })
+    };
+    Ok(crate::auth::Epoch {
+        id: get("epoch")?,
+        legacy: get("legacy_tokens")? == "1",
+    })
+}
+
 impl Store {
     /// Open (creating if needed) the database in `data_dir`, mode 0600.
     pub fn open(data_dir: &Path) -> Result<Self> {
@@ -124,7 +149,11 @@ impl Store {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(data_dir)
+        // The file exists as 0600 before SQLite opens it: SQLite gives its -wal and -shm files
+        // the database file's mode.
+        let existed = path.exists();
+        crate::private::dir(data_dir)
+            .and_then(|()| crate::private::file(&path))
             .map_err(|e| StoreError::Invalid(format!("{}: {e}", data_dir.display())))?;
         let conn = Connection::open(&path).map_err(db)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
@@ -143,12 +172,17 @@ impl Store {
                 })
         })
         .map_err(db)?;
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        let epoch = retry_busy(|| epoch(&conn, existed)).map_err(db)?;
         Ok(Self {
             conn: Mutex::new(conn),
             path,
+            epoch,
         })
+    }
+
+    /// This database's epoch: tokens are valid only in the epoch they were issued in.
+    pub fn epoch(&self) -> crate::auth::Epoch {
+        self.epoch.clone()
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {

@@ -9,7 +9,8 @@ What it does: opens AUTHORIZE_URL in headless Chromium (Debian's /usr/bin/chromi
 Playwright), expects copyq-mcp's consent page, selects the role, types the passphrase, clicks
 Approve, and lets the browser follow the gateway's redirect and actually load the app's callback
 (`redirect_uri` of AUTHORIZE_URL, usually a loopback server the CLI runs), so that the app gets
-the code. A screenshot of every page is written.
+the code. A screenshot of every page is written. A callback that refuses the connection is loaded
+again for up to 10 s (fastmcp, for one, opens the browser before its callback server listens).
 
 Environment:
     COPYQ_MCP_TEST_PASSPHRASE   the owner passphrase (required)
@@ -135,12 +136,16 @@ def run(authorize_url, passphrase, role, action, timeout_s, tag, result):
             page = browser.new_page(viewport={"width": 900, "height": 900})
             # Every main-frame response, redirects included: how the callback was reached.
             hops = []
-            page.on(
-                "response",
-                lambda r: hops.append((r.url, r.status))
-                if r.request.frame == page.main_frame and r.request.is_navigation_request()
-                else None,
-            )
+            # Where the gateway's redirects pointed (the callback URL with the code in it).
+            locations = []
+
+            def on_response(r):
+                if r.request.frame == page.main_frame and r.request.is_navigation_request():
+                    hops.append((r.url, r.status))
+                    if 300 <= r.status < 400 and r.headers.get("location"):
+                        locations.append(urllib.parse.urljoin(r.url, r.headers["location"]))
+
+            page.on("response", on_response)
 
             log("opening", authorize_url)
             try:
@@ -180,17 +185,41 @@ def run(authorize_url, passphrase, role, action, timeout_s, tag, result):
             except PlaywrightError as e:
                 nav_error = e.message.splitlines()[0]
             result["hops"] = hops
-            # The callback: the first hop at the registered redirect URI. The app's server may
-            # itself redirect on to a success page elsewhere, which need not load here: the app
-            # has its code once its callback answered.
-            cb = next(
-                (
-                    (u, s)
-                    for u, s in hops
-                    if redirect_uri and strip_query(u) == strip_query(redirect_uri)
-                ),
+
+            def callback_hop():
+                # The first hop at the registered redirect URI. The app's server may itself
+                # redirect on to a success page elsewhere, which need not load here: the app has
+                # its code once its callback answered.
+                return next(
+                    (
+                        (u, s)
+                        for u, s in hops
+                        if redirect_uri and strip_query(u) == strip_query(redirect_uri)
+                    ),
+                    None,
+                )
+
+            cb = callback_hop()
+            target = next(
+                (u for u in locations if redirect_uri and strip_query(u) == strip_query(redirect_uri)),
                 None,
             )
+            tries = 0
+            while nav_error and cb is None and target and "ERR_CONNECTION_REFUSED" in nav_error:
+                # Some CLIs (fastmcp) open the browser before their callback server listens.
+                # Nobody has received the code yet, so loading the callback again is safe; for
+                # ten seconds at most.
+                if tries >= 20 or time.monotonic() > deadline:
+                    break
+                tries += 1
+                time.sleep(0.5)
+                log("the app's callback refused the connection; loading it again")
+                try:
+                    page.goto(target, wait_until="load", timeout=left_ms())
+                    nav_error = None
+                except PlaywrightError as e:
+                    nav_error = e.message.splitlines()[0]
+                cb = callback_hop()
             if nav_error and cb is None:
                 # The redirect went to a callback that did not answer (the app's local server is
                 # gone or never started): nobody got the code.

@@ -59,7 +59,7 @@ if [[ ! -x /usr/bin/chromium ]]; then
     fi
     run "apt-get update" apt-get update -q
     run "apt-get install chromium" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
+        apt-get install -y -q --no-install-recommends chromium fonts-liberation fonts-dejavu-core
 fi
 run "chromium runs (/usr/bin/chromium --version)" /usr/bin/chromium --version
 

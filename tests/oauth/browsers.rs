@@ -430,3 +430,33 @@ async fn a_public_url_stays_authoritative_on_loopback() {
         r#"Bearer resource_metadata="https://copyq.example.com/.well-known/oauth-protected-resource/mcp""#
     );
 }
+
+#[tokio::test]
+async fn two_consent_pages_open_at_once_are_both_approvable() {
+    // The same link opened twice (two tabs, or a client that opened it twice): the browser holds
+    // both pages' cookies, and the first page still works.
+    let gw = oauth_gateway(|_| {}).await;
+    let client_id = public_client(&gw).await;
+    let ch = challenge(VERIFIER);
+    let (_, first, first_cookie, _) = authorize(&gw, &auth_params(&client_id, &ch)).await;
+    let (_, second, second_cookie, _) = authorize(&gw, &auth_params(&client_id, &ch)).await;
+    // As a browser keeps them: a cookie of the same name replaces the earlier one.
+    let mut jar: Vec<(String, String)> = Vec::new();
+    for c in [
+        first_cookie.expect("cookie"),
+        second_cookie.expect("cookie"),
+    ] {
+        let (name, value) = c.split_once('=').expect("name=value");
+        jar.retain(|(n, _)| n != name);
+        jar.push((name.to_owned(), value.to_owned()));
+    }
+    let jar = jar
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let (status, _, _, body) = post_consent(&gw, &first, &jar, Some("null"), "read", PASS).await;
+    assert_eq!(status, 303, "{body}");
+    let (status, ..) = post_consent(&gw, &second, &jar, Some("null"), "read", PASS).await;
+    assert_eq!(status, 303);
+}
