@@ -556,10 +556,6 @@ async fn oauth(cli: Cli, registration: Registration, tab: &str, text: &str) {
 /// identifying itself with its client-ID metadata document, the consent approved in headless
 /// Chromium, the role chosen there is what its MCP client sees, and it refreshes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails on the gateway: a metadata document's loopback redirect URIs must match on any \
-            port (RFC 8252 7.3); Claude Code lists http://localhost/callback and sends \
-            http://localhost:<free port>/callback, which authorize refuses ('The address this app \
-            wants to send you back to is not one it registered'). Run with --ignored."]
 async fn claude_code_oauth_metadata_document_and_refresh() {
     oauth(
         Cli::Claude,

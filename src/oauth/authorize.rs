@@ -16,6 +16,7 @@ use url::Url;
 use super::cimd::is_document_id;
 use super::consent::{ClientLabel, consent_page, csrf_cookie_name, error_page, refusal_page};
 use super::passphrase::{self, Refused};
+use super::redirect;
 use super::{OAuthState, Pending, is_this_resource};
 use crate::limit::ClientAddr;
 use crate::store::{ClientInfo, CodeRecord, now, random_token};
@@ -131,7 +132,14 @@ pub async fn show(
         Err(page) => return page,
     };
     let redirect_uri = match get("redirect_uri") {
-        Some(uri) if client.redirect_uris.iter().any(|r| r == uri) => uri.to_owned(),
+        Some(uri)
+            if client
+                .redirect_uris
+                .iter()
+                .any(|r| redirect::registered(r, uri)) =>
+        {
+            uri.to_owned()
+        }
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
         _ => {
             return error_page(

@@ -19,6 +19,24 @@ pub fn is_loopback(url: &Url) -> bool {
     }
 }
 
+/// Whether the redirect URI an authorization request names is one the client registered: the
+/// same, or, for a loopback `http` URI registered without a port, the same on any port (RFC 8252
+/// section 7.3: a native app listens on whatever port it gets; Claude Code's metadata document
+/// registers `http://localhost/callback` and asks for `http://localhost:PORT/callback`).
+pub fn registered(registered: &str, asked: &str) -> bool {
+    if registered == asked {
+        return true;
+    }
+    let (Ok(reg), Ok(mut ask)) = (Url::parse(registered), Url::parse(asked)) else {
+        return false;
+    };
+    if reg.scheme() != "http" || !is_loopback(&reg) || reg.port().is_some() || ask.port().is_none()
+    {
+        return false;
+    }
+    ask.set_port(None).is_ok() && ask == reg
+}
+
 impl RedirectPolicy {
     /// `origins`: `scheme://host[:port]` entries; a loopback entry without a port allows any port;
     /// `*` allows any https origin.
@@ -99,6 +117,41 @@ mod tests {
             "http://[::1]:9/cb",
         ] {
             assert_eq!(p.check(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn loopback_uris_registered_without_a_port_match_any_port() {
+        for (reg, asked) in [
+            (
+                "http://localhost/callback",
+                "http://localhost:52345/callback",
+            ),
+            ("http://127.0.0.1/callback", "http://127.0.0.1:1/callback"),
+            ("http://[::1]/cb", "http://[::1]:8080/cb"),
+            (
+                "https://claude.ai/api/mcp/auth_callback",
+                "https://claude.ai/api/mcp/auth_callback",
+            ),
+        ] {
+            assert!(registered(reg, asked), "{reg} / {asked}");
+        }
+        for (reg, asked) in [
+            (
+                "http://localhost:3000/callback",
+                "http://localhost:3001/callback",
+            ),
+            ("http://localhost/callback", "http://localhost:5/other"),
+            (
+                "http://localhost/callback",
+                "http://localhost:5/callback?x=1",
+            ),
+            ("http://localhost/callback", "http://127.0.0.1:5/callback"),
+            ("https://claude.ai/cb", "https://claude.ai:8443/cb"),
+            ("http://example.com/cb", "http://example.com:80/cb"),
+            ("http://localhost/callback", "http://localhost/callback/"),
+        ] {
+            assert!(!registered(reg, asked), "{reg} / {asked}");
         }
     }
 

@@ -223,23 +223,25 @@ def consent(authorize_url, passphrase=None, role=None, action="approve", wrong_f
     if "text/html" not in (r.h("Content-Type") or ""):
         raise AssertionError(f"GET authorize Content-Type {r.h('Content-Type')!r}, want text/html")
     ck = cookies_of(r)
-    if "copyq_mcp_csrf" not in ck:
-        raise AssertionError(f"GET authorize set no copyq_mcp_csrf cookie: {r.all('Set-Cookie')}")
+    # One CSRF cookie per consent request: copyq_mcp_csrf_<request_id>.
+    name = lambda form: f"copyq_mcp_csrf_{form['request_id']}"
+    if not any(k.startswith("copyq_mcp_csrf_") for k in ck):
+        raise AssertionError(f"GET authorize set no copyq_mcp_csrf_* cookie: {r.all('Set-Cookie')}")
     page, page_url = r.body.decode("utf-8", "replace"), authorize_url
     passphrase = PASSPHRASE if passphrase is None else passphrase
     role = role or ROLE
     if wrong_first:
         url, data = consent_form(page, page_url, passphrase + "-wrong", role, action)
-        w = req("POST", url, data, {"Cookie": f"copyq_mcp_csrf={ck['copyq_mcp_csrf']}"})
+        w = req("POST", url, data, {"Cookie": f"{name(data)}={ck[name(data)]}"})
         if w.status != 401:
             raise AssertionError(f"wrong passphrase -> {w.status}, want 401")
         ck.update(cookies_of(w))
         if b"<form" in w.body:
             page, page_url = w.body.decode("utf-8", "replace"), url
     url, data = consent_form(page, page_url, passphrase, role, action)
-    if data["csrf"] != ck["copyq_mcp_csrf"]:
-        raise AssertionError("csrf form field differs from the copyq_mcp_csrf cookie")
-    headers = {"Cookie": f"copyq_mcp_csrf={ck['copyq_mcp_csrf']}"} if send_cookie else {}
+    if data["csrf"] != ck.get(name(data)):
+        raise AssertionError("csrf form field differs from the request's copyq_mcp_csrf_* cookie")
+    headers = {"Cookie": f"{name(data)}={ck[name(data)]}"} if send_cookie else {}
     return req("POST", url, data, headers)
 
 

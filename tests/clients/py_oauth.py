@@ -98,7 +98,11 @@ else:
 
     AuthorizationCodeResult = None  # 1.x: the callback returns a (code, state) tuple
 
-CSRF_COOKIE = "copyq_mcp_csrf"
+CSRF_COOKIE = "copyq_mcp_csrf"  # one per consent request: copyq_mcp_csrf_<request_id>
+
+
+def csrf_cookie(fields):
+    return f"{CSRF_COOKIE}_{fields['request_id']}"
 
 
 class ConsentError(Exception):
@@ -239,12 +243,12 @@ class HeadlessBrowser:
             if "text/html" not in ctype:
                 raise ConsentError(f"GET authorize -> Content-Type {ctype!r} (want text/html)")
             cookies = _set_cookies(r)
-            if CSRF_COOKIE not in cookies:
-                raise ConsentError(f"GET authorize set no {CSRF_COOKIE} cookie (Set-Cookie: {r.headers.get_list('set-cookie')})")
+            if not any(k.startswith(CSRF_COOKIE + "_") for k in cookies):
+                raise ConsentError(f"GET authorize set no {CSRF_COOKIE}_* cookie (Set-Cookie: {r.headers.get_list('set-cookie')})")
             page, page_url = r.text, str(r.url)
             if self.wrong_first:
                 url, fields = parse_consent_form(page, page_url, self.passphrase + "-wrong", self.role)
-                if fields["csrf"] != cookies[CSRF_COOKIE]:
+                if fields["csrf"] != cookies.get(csrf_cookie(fields)):
                     raise ConsentError("csrf form field differs from the copyq_mcp_csrf cookie")
                 w = await self._post(url, fields, cookies)
                 if w.status_code != 401:
@@ -253,7 +257,7 @@ class HeadlessBrowser:
                 if "<form" in w.text:  # the page again; its request_id / csrf are the ones to use now
                     page, page_url = w.text, str(w.request.url)
             url, fields = parse_consent_form(page, page_url, self.passphrase, self.role)
-            if fields["csrf"] != cookies.get(CSRF_COOKIE):
+            if fields["csrf"] != cookies.get(csrf_cookie(fields)):
                 raise ConsentError("csrf form field differs from the copyq_mcp_csrf cookie")
             r = await self._post(url, fields, cookies)
             if r.status_code != 303:

@@ -79,6 +79,12 @@ async fn serve_doc(State(d): State<Docs>, Path(name): Path<String>) -> Response 
             )
                 .into_response()
         }
+        "portless" => {
+            // As Claude Code's document: loopback callbacks without a port.
+            let mut v = doc(&url);
+            v["redirect_uris"] = json!(["http://localhost/callback", "http://127.0.0.1/callback"]);
+            json(v, "no-store")
+        }
         "moved" => (
             StatusCode::FOUND,
             [(header::LOCATION, "/moved-here".to_owned())],
@@ -206,6 +212,24 @@ async fn no_store_documents_are_fetched_each_time_and_redirects_must_match() {
     let (status, html, _, location) = authorize(&gw, &params).await;
     assert_eq!((status, location), (400, None));
     assert!(html.contains("is not one it registered"), "{html}");
+    // A loopback callback registered without a port matches the port the app listens on.
+    let (status, html, cookie) = open(&gw, &format!("{base}/portless")).await;
+    assert_eq!(status, 200, "{html}");
+    let (status, location) = consent(
+        &gw,
+        &html,
+        &cookie.expect("cookie"),
+        PASS,
+        "read",
+        "approve",
+    )
+    .await;
+    assert_eq!(status, 303);
+    assert!(
+        location
+            .expect("redirect")
+            .starts_with("http://127.0.0.1:4567/callback?code=")
+    );
     // A redirect on the same host is followed.
     assert_eq!(open(&gw, &format!("{base}/moved")).await.0, 200);
 }
