@@ -118,12 +118,41 @@ fn cli_backend(settings: &Settings) -> Backend {
     }))
 }
 
+/// Retention (store/retention.rs): at start, then every hour, off the async workers.
+fn prune_hourly(
+    store: Arc<Store>,
+    audit_keep: Option<std::time::Duration>,
+    refresh_ttl: std::time::Duration,
+    stop: CancellationToken,
+) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = every.tick() => {}
+            }
+            let store = store.clone();
+            match tokio::task::spawn_blocking(move || store.prune(audit_keep, refresh_ttl)).await {
+                Ok(Ok(pruned)) if pruned != crate::store::Pruned::default() => {
+                    tracing::info!(?pruned, "pruned the state database")
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "cannot prune the state database"),
+                Err(e) => tracing::warn!(error = %e, "pruning stopped"),
+            }
+        }
+    });
+}
+
 pub struct Application {
     listener: TcpListener,
     router: axum::Router,
     shutdown: CancellationToken,
     tls: Option<axum_server::tls_rustls::RustlsConfig>,
     url: String,
+    connections: Arc<crate::http::conn::ConnLimits>,
+    header_timeout: std::time::Duration,
 }
 
 impl Application {
@@ -224,16 +253,30 @@ impl Application {
             limits: &settings.limits,
             shutdown: shutdown.child_token(),
         });
+        prune_hourly(
+            store.clone(),
+            settings.audit_keep(),
+            settings.refresh_token_ttl(),
+            shutdown.child_token(),
+        );
         let tls = tls.map(|(config, files)| {
             crate::tls::watch(config.clone(), files, shutdown.child_token());
             config
         });
+        let l = &settings.limits;
         Ok(Self {
             listener,
             router,
             shutdown,
             tls,
             url: format!("{base}/mcp"),
+            connections: crate::http::conn::ConnLimits::new(
+                l.max_connections,
+                l.max_connections_per_address,
+                crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
+                    .map_err(StartError::OAuth)?,
+            ),
+            header_timeout: std::time::Duration::from_millis(l.header_read_timeout_ms),
         })
     }
 
@@ -253,28 +296,40 @@ impl Application {
         self.shutdown.clone()
     }
 
+    /// Serve until the shutdown token fires (then up to 10 s for open requests to finish).
+    ///
+    /// Plain HTTP and TLS alike go through axum-server, with hyper's header-read timeout (it runs
+    /// whenever a connection waits for a request head, so it closes both a client trickling its
+    /// headers and an idle keep-alive connection) and the connection caps of [`Capped`].
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let shutdown = self.shutdown.clone();
-        let Some(tls) = self.tls else {
-            let service = self
-                .router
-                .into_make_service_with_connect_info::<SocketAddr>();
-            return axum::serve(self.listener, service)
-                .with_graceful_shutdown(async move { shutdown.cancelled().await })
-                .await;
-        };
+        use crate::http::conn::Capped;
+        use axum_server::accept::DefaultAcceptor;
         let handle = axum_server::Handle::new();
         let stopper = handle.clone();
+        let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
             shutdown.cancelled().await;
             stopper.graceful_shutdown(Some(std::time::Duration::from_secs(10)));
         });
-        axum_server::from_tcp_rustls(self.listener.into_std()?, tls)?
-            .handle(handle)
-            .serve(
-                self.router
-                    .into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .await
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let mut server = axum_server::from_tcp(self.listener.into_std()?)?.handle(handle);
+        server
+            .http_builder()
+            .http1()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(self.header_timeout);
+        let server = server.first_request_timeout(self.header_timeout);
+        let capped = Capped::new(DefaultAcceptor::new(), self.connections);
+        match self.tls {
+            None => server.acceptor(capped).serve(service).await,
+            Some(tls) => {
+                let tls = axum_server::tls_rustls::RustlsAcceptor::new(tls)
+                    .handshake_timeout(self.header_timeout)
+                    .acceptor(capped);
+                server.acceptor(tls).serve(service).await
+            }
+        }
     }
 }

@@ -33,7 +33,14 @@ pub struct Settings {
     pub tls: TlsSettings,
     pub copyq: CopyqSettings,
     pub clipboard: ClipboardSettings,
+    pub audit: AuditSettings,
     pub log: LogSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSettings {
+    pub keep: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -64,6 +71,9 @@ pub struct LimitSettings {
     pub request_timeout_ms: u64,
     pub max_concurrent_copyq_calls: usize,
     pub max_form_bytes: usize,
+    pub header_read_timeout_ms: u64,
+    pub max_connections: usize,
+    pub max_connections_per_address: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -198,10 +208,13 @@ impl Settings {
             || l.burst == 0
             || l.request_timeout_ms == 0
             || l.max_concurrent_copyq_calls == 0
+            || l.header_read_timeout_ms == 0
+            || l.max_connections == 0
+            || l.max_connections_per_address == 0
         {
             return bad(
                 "limits",
-                "requests_per_minute, burst, request_timeout_ms and max_concurrent_copyq_calls must be > 0",
+                "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections and max_connections_per_address must be > 0",
             );
         }
         if !matches!(self.copyq.backend.as_str(), "auto" | "socket" | "cli") {
@@ -235,6 +248,11 @@ impl Settings {
                 "clipboard.nested_roots",
                 &format!("'{n}' is not one of clipboard.roots"),
             );
+        }
+        if !matches!(self.audit.keep.as_str(), "" | "forever")
+            && humantime::parse_duration(&self.audit.keep).is_err()
+        {
+            return bad("audit.keep", "not a duration such as 90d, or \"forever\"");
         }
         for (key, value) in [
             ("oauth.access_token_ttl", &self.oauth.access_token_ttl),
@@ -311,6 +329,11 @@ impl Settings {
             "http"
         };
         format!("{scheme}://{addr}")
+    }
+
+    /// How long audit entries are kept; `None`: for ever.
+    pub fn audit_keep(&self) -> Option<Duration> {
+        humantime::parse_duration(&self.audit.keep).ok()
     }
 
     pub fn access_token_ttl(&self) -> Duration {

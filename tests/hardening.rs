@@ -101,3 +101,132 @@ async fn oversized_bodies_are_refused() {
         .expect("http");
     assert_eq!(res.status().as_u16(), 413);
 }
+
+/// Read from `stream` until the server closes it (or `within` passes): whether it closed.
+async fn closed_within(stream: &mut tokio::net::TcpStream, within: std::time::Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(within, async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// A connection from `source` (any 127.x address is this machine) to the gateway.
+async fn connect_from(source: &str, gw: &Gateway) -> tokio::net::TcpStream {
+    let addr: std::net::SocketAddr = gw
+        .base
+        .split("://")
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .expect("gateway address");
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{source}:0").parse().expect("source"))
+        .expect("bind");
+    socket.connect(addr).await.expect("connect")
+}
+
+#[tokio::test]
+async fn slow_and_idle_connections_are_closed() {
+    use tokio::io::AsyncWriteExt;
+    let gw = gateway_with(copyq(), |s| s.limits.header_read_timeout_ms = 300).await;
+    let bound = std::time::Duration::from_secs(5);
+    // Trickling headers: never a whole request head.
+    let mut slow = connect_from("127.0.0.1", &gw).await;
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .expect("write");
+    // Idle after one request on a keep-alive connection.
+    let mut idle = connect_from("127.0.0.1", &gw).await;
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .expect("write");
+    // Connected and silent.
+    let mut silent = connect_from("127.0.0.1", &gw).await;
+    assert!(
+        closed_within(&mut slow, bound).await,
+        "a trickling client is cut"
+    );
+    assert!(
+        closed_within(&mut idle, bound).await,
+        "an idle keep-alive connection is closed"
+    );
+    assert!(
+        closed_within(&mut silent, bound).await,
+        "a silent connection is closed"
+    );
+}
+
+#[tokio::test]
+async fn a_flood_of_connections_is_capped_and_others_are_still_served() {
+    let gw = gateway_with(copyq(), |s| s.limits.max_connections_per_address = 8).await;
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(connect_from("127.0.0.2", &gw).await);
+    }
+    // The ninth from that address is closed at once...
+    let mut ninth = connect_from("127.0.0.2", &gw).await;
+    assert!(
+        closed_within(&mut ninth, std::time::Duration::from_secs(5)).await,
+        "past the cap"
+    );
+    // ...while another client is served.
+    let res = reqwest::Client::new()
+        .get(format!("{}/healthz", gw.base))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(res.status(), 200);
+    // And a place freed is a place for that address again.
+    drop(held.pop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut again = connect_from("127.0.0.2", &gw).await;
+    use tokio::io::AsyncWriteExt;
+    again
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("write");
+    let mut answer = String::new();
+    use tokio::io::AsyncReadExt;
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        again.read_to_string(&mut answer),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[tokio::test]
+async fn caps_hold_on_tls_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cert = copyq_mcp::tls::generate(&["127.0.0.1".into()], dir.path()).expect("cert");
+    let gw = gateway_with(copyq(), |s| {
+        s.tls.cert = cert.cert.display().to_string();
+        s.tls.key = cert.key.display().to_string();
+        s.limits.header_read_timeout_ms = 300;
+    })
+    .await;
+    let mut silent = connect_from("127.0.0.3", &gw).await;
+    assert!(
+        closed_within(&mut silent, std::time::Duration::from_secs(5)).await,
+        "a connection that never starts TLS is closed"
+    );
+    // The cap, with the default 10 s timeout: the third connection is closed long before it.
+    let capped = gateway_with(copyq(), |s| {
+        s.tls.cert = cert.cert.display().to_string();
+        s.tls.key = cert.key.display().to_string();
+        s.limits.max_connections_per_address = 2;
+    })
+    .await;
+    let _a = connect_from("127.0.0.3", &capped).await;
+    let _b = connect_from("127.0.0.3", &capped).await;
+    let mut c = connect_from("127.0.0.3", &capped).await;
+    assert!(closed_within(&mut c, std::time::Duration::from_secs(3)).await);
+}

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 bash deploy/install-copyq.sh ip:iproute2 curl:curl
 bash tests/clients/install.sh
 bash tests/browser/install.sh      # Debian's chromium + a pinned Playwright (no browser download)
+bash tests/connectors/install.sh   # Claude Code and Codex CLIs, pinned
 
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings

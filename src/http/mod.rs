@@ -2,6 +2,7 @@
 //! `/healthz` (no auth) and, when enabled, the OAuth endpoints. Nothing else answers.
 
 mod client;
+pub mod conn;
 mod cors;
 mod guard;
 mod health;

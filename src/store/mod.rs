@@ -5,6 +5,7 @@
 
 mod audit;
 mod grants;
+mod retention;
 mod tokens;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use thiserror::Error;
 
 pub use audit::AuditEntry;
 pub use grants::{ClientInfo, CodeRecord, GrantInfo, NewClient, Taken};
+pub use retention::Pruned;
 pub use tokens::TokenInfo;
 
 const FILE: &str = "copyq-mcp.db";
