@@ -235,6 +235,7 @@ impl Application {
                 .with_options_file(copyq_options_file(settings)),
         );
         let shutdown = CancellationToken::new();
+        auth.flush_last_use(shutdown.child_token());
         let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);
         let proxies = crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
             .map_err(StartError::OAuth)?;

@@ -2,7 +2,9 @@
 //! request; anything else is a 401 with `WWW-Authenticate` (pointing OAuth clients at the
 //! protected-resource metadata) that says nothing about why.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -20,7 +22,12 @@ pub struct AuthState {
     pub store: Arc<Store>,
     /// When OAuth is on: the base URLs its protected-resource metadata lives under.
     pub oauth: Option<PublicBase>,
+    /// Grants used since the last flush, with when: written in batches, off the request path.
+    last_use: Arc<Mutex<HashMap<String, i64>>>,
 }
+
+/// How often the grants' last use is written.
+const LAST_USE_FLUSH: Duration = Duration::from_secs(30);
 
 impl AuthState {
     pub fn new(tokens: Arc<TokenService>, store: Arc<Store>, oauth: Option<PublicBase>) -> Self {
@@ -28,7 +35,45 @@ impl AuthState {
             tokens,
             store,
             oauth,
+            last_use: Arc::default(),
         }
+    }
+
+    /// Write the grants' last use every [`LAST_USE_FLUSH`], and once more when `stop` fires. The
+    /// write uses a connection of its own: while another process holds the database's write lock
+    /// it may wait, and no request waits with it.
+    pub fn flush_last_use(&self, stop: tokio_util::sync::CancellationToken) {
+        let (store, last_use) = (self.store.clone(), self.last_use.clone());
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(LAST_USE_FLUSH);
+            loop {
+                let stopping = tokio::select! {
+                    _ = stop.cancelled() => true,
+                    _ = every.tick() => false,
+                };
+                let batch: Vec<(String, i64)> = {
+                    let mut map = last_use.lock().unwrap_or_else(|e| e.into_inner());
+                    map.drain().collect()
+                };
+                if !batch.is_empty() {
+                    let store = store.clone();
+                    match tokio::task::spawn_blocking(move || store.touch_grants_apart(&batch))
+                        .await
+                    {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            tracing::warn!(error = %e, "cannot record the grants' last use")
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "recording the grants' last use stopped")
+                        }
+                    }
+                }
+                if stopping {
+                    return;
+                }
+            }
+        });
     }
 
     /// `WWW-Authenticate` for a request (`invalid`: it had a bad token), pointing OAuth clients
@@ -50,19 +95,25 @@ impl AuthState {
     /// The caller of a request with this bearer token, if the token is valid and not revoked. The
     /// error is the 503 answer itself.
     #[allow(clippy::result_large_err)]
-    fn principal(&self, token: &str) -> Result<Option<Principal>, Response> {
+    async fn principal(&self, token: &str) -> Result<Option<Principal>, Response> {
         let Ok(principal) = self.tokens.verify(token) else {
             return Ok(None);
         };
-        match self
-            .store
-            .token_allowed(&principal.token_id, principal.grant.as_deref())
-        {
+        // SQLite blocks: the check runs off the async workers.
+        let (store, jti, grant) = (
+            self.store.clone(),
+            principal.token_id.clone(),
+            principal.grant.clone(),
+        );
+        let allowed =
+            tokio::task::spawn_blocking(move || store.token_allowed(&jti, grant.as_deref()))
+                .await
+                .unwrap_or_else(|e| Err(crate::store::StoreError::Invalid(e.to_string())));
+        match allowed {
             Ok(true) => {
-                if let Some(grant) = &principal.grant
-                    && let Err(e) = self.store.touch_grant(grant)
-                {
-                    tracing::warn!(error = %e, "cannot record the grant's last use");
+                if let Some(grant) = &principal.grant {
+                    let mut map = self.last_use.lock().unwrap_or_else(|e| e.into_inner());
+                    map.insert(grant.clone(), crate::store::now());
                 }
                 Ok(Some(principal))
             }
@@ -109,7 +160,7 @@ pub async fn require_bearer(
     let Some(token) = bearer(&req) else {
         return unauthorized(auth.challenge(&req, false));
     };
-    match auth.principal(token) {
+    match auth.principal(token).await {
         Ok(Some(principal)) => {
             req.extensions_mut().insert(principal);
             next.run(req).await

@@ -232,16 +232,21 @@ impl Store {
         run().map_err(|e| self.err(e))
     }
 
-    /// Note a grant's use, at most once a minute (it is a write).
-    pub fn touch_grant(&self, grant_id: &str) -> Result<()> {
-        let t = now();
-        self.conn()
-            .execute(
-                "UPDATE grants SET last_used = ?2 WHERE grant_id = ?1 AND (last_used IS NULL OR last_used < ?2 - 60)",
-                params![grant_id, t],
-            )
-            .map(|_| ())
-            .map_err(|e| self.err(e))
+    /// Record when grants were last used, on a connection of its own (see `flush_last_use`).
+    pub fn touch_grants_apart(&self, uses: &[(String, i64)]) -> Result<()> {
+        let run = || -> rusqlite::Result<()> {
+            let mut conn = rusqlite::Connection::open(&self.path)?;
+            conn.busy_timeout(std::time::Duration::from_secs(30))?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for (grant_id, at) in uses {
+                tx.execute(
+                    "UPDATE grants SET last_used = ?2 WHERE grant_id = ?1 AND (last_used IS NULL OR last_used < ?2)",
+                    params![grant_id, at],
+                )?;
+            }
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
     }
 
     pub fn save_code(&self, code: &str, record: &CodeRecord, expires: i64) -> Result<()> {

@@ -9,6 +9,7 @@ mod abuse;
 mod browsers;
 mod cimd;
 mod cors;
+mod state;
 
 use std::collections::HashMap;
 use std::time::Duration;
