@@ -8,6 +8,9 @@
 # its stdout / stderr in $CONNECTORS2_STATE/browser-N.out / .err. Exits 0 at once: fastmcp calls
 # $BROWSER synchronously (Python's webbrowser waits for it) and only starts its callback server
 # afterwards, so a browser that blocked until the callback loaded would dead-lock it.
+# tests/browser/browser.sh is run with COPYQ_MCP_BROWSER_WAIT=1 (it then stays in the foreground
+# of that process group, so it can be killed, and prints its JSON result to browser-N.out) and
+# COPYQ_MCP_BROWSER_TAG=connectors2-<client>-<N>-<pid> (names its screenshots).
 set -euo pipefail
 url="${1:?usage: open-url.sh URL}"
 state="${CONNECTORS2_STATE:?CONNECTORS2_STATE is not set}"
@@ -17,5 +20,7 @@ flock 8
 n=1
 if [[ -f "$state/opens.log" ]]; then n=$(( $(wc -l <"$state/opens.log") + 1 )); fi
 printf '%s\n' "$url" >>"$state/opens.log"
+export COPYQ_MCP_BROWSER_WAIT=1
+export COPYQ_MCP_BROWSER_TAG="${COPYQ_MCP_BROWSER_TAG:-connectors2-${CONNECTORS2_CLIENT:-client}-$n-$$}"
 setsid "$browser" "$url" >"$state/browser-$n.out" 2>"$state/browser-$n.err" </dev/null 8>&- &
 echo "$!" >>"$state/browser.pgids"

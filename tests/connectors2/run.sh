@@ -44,7 +44,7 @@ if [[ -z "${CONNECTORS2_STATE:-}" ]]; then
 fi
 mkdir -p "$CONNECTORS2_STATE/home" "$CONNECTORS2_STATE/mcp-auth"
 CONNECTORS2_STATE="$(cd "$CONNECTORS2_STATE" && pwd)"
-export CONNECTORS2_STATE
+export CONNECTORS2_STATE CONNECTORS2_CLIENT="$client"
 export CONNECTORS2_BROWSER="${CONNECTORS2_BROWSER:-$repo/tests/browser/browser.sh}"
 export HOME="$CONNECTORS2_STATE/home"
 export MCP_REMOTE_CONFIG_DIR="$CONNECTORS2_STATE/mcp-auth"
