@@ -185,13 +185,15 @@ async fn run(
         let deadline = Instant::now() + timeout;
         let status = loop {
             if let Some(s) = child.try_wait().expect("wait run.sh") {
-                break Some(s);
+                break Ok(s);
             }
-            if Instant::now() > deadline {
+            // A consent that failed in the browser: the client would only wait for its callback.
+            let failed = browser_failure(&state_path);
+            if Instant::now() > deadline || failed.is_some() {
                 kill_group(child.id());
                 kill_browsers(&state_path);
                 let _ = child.wait();
-                break None;
+                break Err(failed);
             }
             std::thread::sleep(Duration::from_millis(100));
         };
@@ -205,10 +207,13 @@ async fn run(
     .await
     .expect("join");
     let browser_logs = browser_logs(state.path());
-    let status = status.unwrap_or_else(|| {
-        panic!(
+    let status = status.unwrap_or_else(|failed| match failed {
+        Some(b) => panic!(
+            "{connector:?}: the consent failed in the browser: {b}; killed the client.\nstdout: {stdout}\nstderr: {stderr}{browser_logs}"
+        ),
+        None => panic!(
             "{connector:?} timed out after {timeout:?}; killed.\nstdout: {stdout}\nstderr: {stderr}{browser_logs}"
-        )
+        ),
     });
     assert!(
         status.success(),
@@ -221,6 +226,21 @@ async fn run(
         .unwrap_or_else(|| panic!("{connector:?} printed no JSON: {stdout}\nstderr: {stderr}"));
     assert_eq!(out["client"], json!(connector.version()), "{out}");
     Run { out, state }
+}
+
+/// The `error` of the first browser run whose JSON result says `"ok": false`.
+fn browser_failure(state: &Path) -> Option<String> {
+    (1..)
+        .map(|n| state.join(format!("browser-{n}.out")))
+        .take_while(|p| p.exists())
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|out| {
+            out.lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .find(|v| v["ok"] == json!(false))
+        .map(|v| v["error"].as_str().unwrap_or("(no error given)").to_owned())
 }
 
 fn browser_logs(state: &Path) -> String {
