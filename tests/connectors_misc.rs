@@ -438,7 +438,31 @@ async fn oauth_gateway() -> (Gateway, tempfile::TempDir) {
     (gw, data)
 }
 
+/// tests/browser/install.sh once (Playwright for the headless Chromium), so that no browser run
+/// has to install it on its clock.
+fn ensure_browser_installed() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let script = repo().join("tests/browser/install.sh");
+        if !script.exists() || std::env::var_os("CONNECTORS2_BROWSER").is_some() {
+            return; // browser() names what is missing; an explicit browser brings its own
+        }
+        let out = Command::new("bash")
+            .arg(script)
+            .env("CLIENTS_DIR", clients_dir())
+            .output()
+            .expect("run tests/browser/install.sh");
+        assert!(
+            out.status.success(),
+            "tests/browser/install.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
 fn browser() -> String {
+    ensure_browser_installed();
     let default = repo().join("tests/browser/browser.sh");
     let browser =
         std::env::var("CONNECTORS2_BROWSER").unwrap_or_else(|_| default.display().to_string());
