@@ -13,7 +13,9 @@ use crate::backend::{Backend, BackendError, CliBackend, CliConfig, SocketBackend
 use crate::clipboard::Roots;
 use crate::config::Settings;
 use crate::mcp::Tools;
-use crate::oauth::{OAuthState, RedirectPolicy};
+use crate::oauth::cimd::FetchOptions;
+use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
+use crate::public::PublicBase;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +34,8 @@ pub enum StartError {
     PlainHttp(SocketAddr),
     #[error("{0}")]
     Tls(std::io::Error),
+    #[error("{0}")]
+    OAuth(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -147,28 +151,50 @@ impl Application {
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| StartError::Bind { addr, source })?;
-        let base = settings.public_url(listener.local_addr().unwrap_or(addr));
-        let resource = format!("{base}/mcp");
+        let bound = listener.local_addr().unwrap_or(addr);
+        let public = PublicBase::new(
+            &settings.server.public_url,
+            settings.tls_files().is_some(),
+            bound,
+        );
+        let base = public.for_host(None);
+        // An OAuth access token is bound to the resource under the name the client used.
+        let resources: Vec<String> = public.all().iter().map(|b| format!("{b}/mcp")).collect();
         let key = signing_key(settings)?;
         let tokens = Arc::new(TokenService::with_audiences(
             &key,
             &settings.auth.issuer,
             &settings.auth.audience,
-            &[&resource],
+            &resources.iter().map(String::as_str).collect::<Vec<_>>(),
         )?);
-        let oauth = settings.oauth.enabled.then(|| {
-            Arc::new(OAuthState::new(
-                store.clone(),
-                tokens.clone(),
-                base.clone(),
-                settings.access_token_ttl(),
-                settings.refresh_token_ttl(),
-                RedirectPolicy::new(settings.oauth.redirect_origins.clone()),
-                settings.oauth.max_clients,
+        let oauth = if settings.oauth.enabled {
+            let o = &settings.oauth;
+            let config = OAuthConfig {
+                base: public.clone(),
+                access_ttl: settings.access_token_ttl(),
+                refresh_ttl: settings.refresh_token_ttl(),
+                redirects: RedirectPolicy::new(o.redirect_origins.clone()),
+                max_clients: o.max_clients,
+                registrations_per_hour: o.registrations_per_hour,
+                authorize_per_minute: o.authorize_per_minute,
+                documents: FetchOptions {
+                    allow_private: o.metadata_document_allow_private,
+                    extra_roots: (!o.metadata_document_ca_file.is_empty())
+                        .then(|| PathBuf::from(&o.metadata_document_ca_file)),
+                },
+            };
+            Some(Arc::new(
+                OAuthState::new(store.clone(), tokens.clone(), config)
+                    .map_err(StartError::OAuth)?,
             ))
-        });
-        let metadata = oauth.as_ref().map(|o| o.resource_metadata_url());
-        let auth = AuthState::new(tokens, store.clone(), metadata.as_deref());
+        } else {
+            None
+        };
+        let auth = AuthState::new(
+            tokens,
+            store.clone(),
+            oauth.as_ref().map(|_| public.clone()),
+        );
         let roots = Roots::new(
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
@@ -179,7 +205,9 @@ impl Application {
                 .with_options_file(copyq_options_file(settings)),
         );
         let shutdown = CancellationToken::new();
-        let origins = crate::http::OriginPolicy::new(&base, &settings.server.allowed_origins);
+        let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);
+        let proxies = crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
+            .map_err(StartError::OAuth)?;
         let limiter = crate::http::RateLimiter::new(
             settings.limits.requests_per_minute,
             settings.limits.burst,
@@ -190,6 +218,7 @@ impl Application {
             oauth,
             origins,
             limiter,
+            proxies,
             server: &settings.server,
             limits: &settings.limits,
             shutdown: shutdown.child_token(),
@@ -226,7 +255,10 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let shutdown = self.shutdown.clone();
         let Some(tls) = self.tls else {
-            return axum::serve(self.listener, self.router)
+            let service = self
+                .router
+                .into_make_service_with_connect_info::<SocketAddr>();
+            return axum::serve(self.listener, service)
                 .with_graceful_shutdown(async move { shutdown.cancelled().await })
                 .await;
         };
@@ -238,7 +270,10 @@ impl Application {
         });
         axum_server::from_tcp_rustls(self.listener.into_std()?, tls)?
             .handle(handle)
-            .serve(self.router.into_make_service())
+            .serve(
+                self.router
+                    .into_make_service_with_connect_info::<SocketAddr>(),
+            )
             .await
     }
 }

@@ -76,11 +76,17 @@ enum Command {
         #[command(subcommand)]
         command: TlsCommand,
     },
-    /// Start a private headless CopyQ with sample tabs and serve the gateway against it.
+    /// Start a private headless CopyQ with sample tabs and serve the gateway against it, with
+    /// bearer tokens and OAuth (a one-time consent passphrase) ready to use.
     Demo {
+        #[command(flatten)]
+        common: Common,
         /// Address to listen on (default 127.0.0.1:8765).
         #[arg(long, value_name = "ADDR")]
         bind: Option<SocketAddr>,
+        /// The consent passphrase for this run (default: a random one, printed).
+        #[arg(long, env = "COPYQ_MCP_DEMO_PASSPHRASE", hide_env_values = true)]
+        passphrase: Option<String>,
     },
 }
 
@@ -117,8 +123,13 @@ enum PassphraseCommand {
 
 #[derive(Subcommand)]
 enum ClientsCommand {
-    /// Connected apps with their role and last use.
+    /// Connected apps with their role and last use, then registered apps never approved.
     List {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Remove every registered app that was never approved (the rest are kept).
+    Purge {
         #[command(flatten)]
         common: Common,
     },
@@ -172,6 +183,7 @@ fn load(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
 }
 
 pub fn main() -> ExitCode {
+    crate::private::restrict_process();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -224,11 +236,19 @@ pub fn main() -> ExitCode {
             } => owner::set_passphrase(&load(&common, None)?),
             Command::Clients { command } => match command {
                 ClientsCommand::List { common } => owner::list_clients(&load(&common, None)?),
+                ClientsCommand::Purge { common } => owner::purge_clients(&load(&common, None)?),
                 ClientsCommand::Revoke { common, id_or_name } => {
                     owner::revoke_client(&load(&common, None)?, &id_or_name)
                 }
             },
-            Command::Demo { bind } => crate::demo::run(bind).await,
+            Command::Demo {
+                common,
+                bind,
+                passphrase,
+            } => {
+                let keep_data_dir = common.data_dir.is_some();
+                crate::demo::run(load(&common, bind)?, keep_data_dir, passphrase).await
+            }
         }
     });
     match result {

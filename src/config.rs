@@ -16,6 +16,8 @@ const ENV_PREFIX: &str = "COPYQ_MCP";
 const LIST_KEYS: &[&str] = &[
     "server.allowed_hosts",
     "server.allowed_origins",
+    "server.trusted_proxies",
+    "oauth.redirect_origins",
     "clipboard.roots",
     "clipboard.nested_roots",
 ];
@@ -44,6 +46,7 @@ pub struct ServerSettings {
     pub public_url: String,
     pub allowed_origins: Vec<String>,
     pub allow_plain_http: bool,
+    pub trusted_proxies: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -71,6 +74,10 @@ pub struct OAuthSettings {
     pub refresh_token_ttl: String,
     pub redirect_origins: Vec<String>,
     pub max_clients: usize,
+    pub registrations_per_hour: u32,
+    pub authorize_per_minute: u32,
+    pub metadata_document_allow_private: bool,
+    pub metadata_document_ca_file: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,6 +132,15 @@ impl Settings {
 
     /// Every layer, as the binary loads them.
     pub fn load(user_file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        Self::load_with_env(user_file, overrides, None)
+    }
+
+    /// As [`Settings::load`], with `env` standing for the process environment when given.
+    fn load_with_env(
+        user_file: Option<&Path>,
+        overrides: &Overrides,
+        env_vars: Option<std::collections::HashMap<String, String>>,
+    ) -> Result<Self, ConfigError> {
         let mut builder = Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Toml));
         if let Some(path) = user_file {
             if !path.is_file() {
@@ -139,7 +155,8 @@ impl Settings {
             .prefix_separator("__")
             .separator("__")
             .try_parsing(true)
-            .list_separator(",");
+            .list_separator(",")
+            .source(env_vars);
         for key in LIST_KEYS {
             env = env.with_list_parse_key(key);
         }
@@ -240,6 +257,9 @@ impl Settings {
                     );
                 }
             }
+        }
+        if let Err(why) = crate::http::TrustedProxies::parse(&self.server.trusted_proxies) {
+            return bad("server.trusted_proxies", &why);
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
             return bad("log.level", "not a valid log filter");
@@ -366,6 +386,62 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("clipboard.nested_roots"), "{e}");
+    }
+
+    /// Every list in the defaults, found by walking them, can be set from the environment.
+    #[test]
+    fn every_list_key_is_settable_from_the_environment() {
+        let defaults: serde_json::Value = Config::builder()
+            .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
+            .build()
+            .and_then(Config::try_deserialize)
+            .unwrap();
+        let mut lists = Vec::new();
+        for (section, table) in defaults.as_object().unwrap() {
+            for (key, value) in table.as_object().into_iter().flatten() {
+                if value.is_array() {
+                    lists.push(format!("{section}.{key}"));
+                }
+            }
+        }
+        lists.sort();
+        let mut known: Vec<String> = LIST_KEYS.iter().map(|k| k.to_string()).collect();
+        known.sort();
+        assert_eq!(lists, known, "LIST_KEYS must name every list key");
+        // Values each key accepts (nested roots must be roots; proxies must be addresses).
+        let value = |key: &str| match key {
+            "clipboard.roots" => ("info,workspace", vec!["info", "workspace"]),
+            "clipboard.nested_roots" => ("workspace", vec!["workspace"]),
+            "server.trusted_proxies" => ("127.0.0.1,10.0.0.0/8", vec!["127.0.0.1", "10.0.0.0/8"]),
+            _ => (
+                "https://a.example,https://b.example",
+                vec!["https://a.example", "https://b.example"],
+            ),
+        };
+        for key in &lists {
+            let (raw, want) = value(key);
+            let var = format!("COPYQ_MCP__{}", key.replace('.', "__").to_uppercase());
+            let mut env = std::collections::HashMap::from([(var.clone(), raw.to_owned())]);
+            if key == "clipboard.roots" {
+                env.insert(
+                    "COPYQ_MCP__CLIPBOARD__NESTED_ROOTS".into(),
+                    "workspace".into(),
+                );
+            }
+            let s = Settings::load_with_env(None, &Overrides::default(), Some(env))
+                .unwrap_or_else(|e| panic!("{var}={raw}: {e}"));
+            let got = serde_json::to_value(match key.as_str() {
+                "server.allowed_hosts" => &s.server.allowed_hosts,
+                "server.allowed_origins" => &s.server.allowed_origins,
+                "server.trusted_proxies" => &s.server.trusted_proxies,
+                "oauth.redirect_origins" => &s.oauth.redirect_origins,
+                "clipboard.roots" => &s.clipboard.roots,
+                "clipboard.nested_roots" => &s.clipboard.nested_roots,
+                other => panic!("no accessor for {other}: add it here"),
+            })
+            .unwrap();
+            assert_eq!(got, serde_json::json!(want), "{var}");
+        }
     }
 
     #[test]

@@ -1,8 +1,6 @@
 //! `copyq-mcp demo`: a private headless CopyQ filled with sample tabs, the gateway in front of it,
 //! and ready-to-use tokens. Never touches the user's own CopyQ; removes its files on exit.
 
-use std::net::SocketAddr;
-
 use crate::app::{Application, token_service};
 use crate::auth::Role;
 use crate::backend::Item;
@@ -76,12 +74,30 @@ fn sample() -> Vec<(&'static str, Vec<Item>)> {
     ]
 }
 
-pub async fn run(bind: Option<SocketAddr>) -> Result<(), String> {
-    let mut settings = Settings::defaults().map_err(|e| e.to_string())?;
+/// A passphrase a person can type: four groups of four letters and digits (~80 bits).
+fn one_time_passphrase() -> Result<String, String> {
+    const ALPHABET: &[u8] = b"abcdefghjkmnpqrstuvwxyz23456789";
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| e.to_string())?;
+    let chars: Vec<char> = bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect();
+    Ok(chars
+        .chunks(4)
+        .map(|c| c.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join("-"))
+}
+
+/// `settings`: loaded like `serve`'s (`--config`, `COPYQ_MCP__*`, flags); the private CopyQ
+/// replaces the `[copyq]` connection, and the data dir too unless `--data-dir` was given.
+pub async fn run(
+    mut settings: Settings,
+    keep_data_dir: bool,
+    passphrase: Option<String>,
+) -> Result<(), String> {
     crate::logging::init(&settings.log.level);
-    if let Some(bind) = bind {
-        settings.server.bind = bind;
-    }
     eprintln!("starting a private headless CopyQ (Xvfb)...");
     let copyq = tokio::task::spawn_blocking(PrivateCopyq::start)
         .await
@@ -92,7 +108,19 @@ pub async fn run(bind: Option<SocketAddr>) -> Result<(), String> {
             .seed(tab, &items)
             .map_err(|e| format!("seeding {tab}: {e}"))?;
     }
+    let data_dir = settings.data_dir.clone();
     copyq.configure(&mut settings);
+    if keep_data_dir {
+        settings.data_dir = data_dir;
+    }
+    let (passphrase, generated) = match passphrase {
+        Some(p) => (p, false),
+        None => (one_time_passphrase()?, true),
+    };
+    crate::store::Store::open(&settings.data_dir())
+        .map_err(|e| e.to_string())?
+        .set_passphrase_hash(&crate::oauth::passphrase::hash(&passphrase)?)
+        .map_err(|e| e.to_string())?;
     let tokens = token_service(&settings).map_err(|e| e.to_string())?;
     let read = tokens
         .issue("demo-read", Role::Read, None)
@@ -103,7 +131,7 @@ pub async fn run(bind: Option<SocketAddr>) -> Result<(), String> {
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;
-    let url = format!("http://{}/mcp", app.local_addr());
+    let url = app.url().to_owned();
     println!("copyq-mcp demo listening on {url}");
     println!("\nread token:\n{read}\n\nwrite token:\n{write}\n");
     println!(
@@ -112,6 +140,22 @@ pub async fn run(bind: Option<SocketAddr>) -> Result<(), String> {
     println!(
         "Or with the MCP Inspector (Node 22):\n  npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list --header 'Authorization: Bearer {read}'\n"
     );
+    if settings.oauth.enabled {
+        let shown = if generated {
+            passphrase.as_str()
+        } else {
+            "(the one you gave)"
+        };
+        println!(
+            "OAuth: give an MCP client the URL {url} with no token; it opens the consent page in\n\
+             your browser, where you approve with this run's passphrase: {shown}\n\
+             For example, with Claude Code:\n  claude mcp add --transport http copyq-demo {url}\n  \
+             claude mcp login copyq-demo        # or /mcp inside claude\n\
+             Or the MCP Inspector (Node >= 22.19): npx @modelcontextprotocol/inspector  (then Connect, with OAuth)\n\
+             Claude.ai and ChatGPT call from their cloud: they need a public https URL (see the README's\n\
+             'Connecting Claude or ChatGPT').\n"
+        );
+    }
     println!("Ctrl-C stops the demo and removes its CopyQ and files.");
     stop_on_signal(app.shutdown_token());
     let served = app.run_until_stopped().await.map_err(|e| e.to_string());

@@ -129,7 +129,9 @@ pub fn revoke_token(settings: &Settings, id_or_name: &str) -> Result<(), String>
 }
 
 pub fn list_clients(settings: &Settings) -> Result<(), String> {
-    let grants = open(settings)?.grants().map_err(|e| e.to_string())?;
+    let store = open(settings)?;
+    let grants = store.grants().map_err(|e| e.to_string())?;
+    let waiting = store.unapproved_clients().map_err(|e| e.to_string())?;
     println!(
         "{:<44} {:<24} {:<6} {:<21} {:<21} STATUS",
         "CLIENT", "NAME", "ROLE", "APPROVED", "LAST USED"
@@ -145,6 +147,26 @@ pub fn list_clients(settings: &Settings) -> Result<(), String> {
             when(g.last_used)
         );
     }
+    for c in waiting {
+        println!(
+            "{:<44} {:<24} {:<6} {:<21} {:<21} never approved (registered {}; forgotten after 1 h)",
+            c.client_id,
+            c.name,
+            "-",
+            "-",
+            "-",
+            when(Some(c.created))
+        );
+    }
+    Ok(())
+}
+
+/// Forget every registered client that was never approved.
+pub fn purge_clients(settings: &Settings) -> Result<(), String> {
+    let n = open(settings)?
+        .expire_unapproved_clients(i64::MAX)
+        .map_err(|e| e.to_string())?;
+    eprintln!("removed {n} client(s) that were never approved");
     Ok(())
 }
 

@@ -276,3 +276,40 @@ async fn owner_commands_revoke_on_the_next_request() {
     assert!(!ok_ && err.contains("no connected app"), "{err}");
     let _ = terminate(child);
 }
+
+/// The state files are private while the very first run is still going, whatever the umask of
+/// whoever started it (this test's is the usual 022): the dir 0700, the database with its WAL and
+/// SHM (which hold removed clipboard text and secret hashes) and the signing key 0600.
+#[test]
+fn state_files_are_private_from_the_first_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = tempfile::tempdir().expect("tempdir");
+    let data = parent.path().join("fresh/state");
+    let (child, _url) = serve(copyq(), &data);
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let mut seen = vec![(String::from("."), mode("."))];
+    for name in [
+        "copyq-mcp.db",
+        "copyq-mcp.db-wal",
+        "copyq-mcp.db-shm",
+        "signing.key",
+    ] {
+        seen.push((name.to_owned(), mode(name)));
+    }
+    let (stopped, _) = terminate(child);
+    assert!(stopped);
+    assert_eq!(
+        seen,
+        [
+            (".".to_owned(), 0o700),
+            ("copyq-mcp.db".to_owned(), 0o600),
+            ("copyq-mcp.db-wal".to_owned(), 0o600),
+            ("copyq-mcp.db-shm".to_owned(), 0o600),
+            ("signing.key".to_owned(), 0o600),
+        ]
+    );
+}

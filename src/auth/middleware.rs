@@ -10,6 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Principal, TokenService};
+use crate::public::PublicBase;
 use crate::store::Store;
 
 /// What the bearer check needs.
@@ -17,32 +18,33 @@ use crate::store::Store;
 pub struct AuthState {
     pub tokens: Arc<TokenService>,
     pub store: Arc<Store>,
-    /// `WWW-Authenticate` for a request without a token.
-    pub challenge: HeaderValue,
-    /// `WWW-Authenticate` for a request with a bad token.
-    pub challenge_invalid: HeaderValue,
+    /// When OAuth is on: the base URLs its protected-resource metadata lives under.
+    pub oauth: Option<PublicBase>,
 }
 
 impl AuthState {
-    /// `resource_metadata`: the URL of the protected-resource metadata, when OAuth is on.
-    pub fn new(
-        tokens: Arc<TokenService>,
-        store: Arc<Store>,
-        resource_metadata: Option<&str>,
-    ) -> Self {
-        let base = match resource_metadata {
-            Some(url) => format!(r#"Bearer resource_metadata="{url}""#),
-            None => r#"Bearer realm="copyq-mcp""#.to_owned(),
-        };
-        let value = |s: String| {
-            HeaderValue::from_str(&s).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
-        };
+    pub fn new(tokens: Arc<TokenService>, store: Arc<Store>, oauth: Option<PublicBase>) -> Self {
         Self {
             tokens,
             store,
-            challenge: value(base.clone()),
-            challenge_invalid: value(format!(r#"{base}, error="invalid_token""#)),
+            oauth,
         }
+    }
+
+    /// `WWW-Authenticate` for a request (`invalid`: it had a bad token), pointing OAuth clients
+    /// at the metadata under the base URL they used.
+    fn challenge(&self, req: &Request, invalid: bool) -> HeaderValue {
+        let mut value = match &self.oauth {
+            Some(base) => format!(
+                r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
+                base.for_headers(req.headers())
+            ),
+            None => r#"Bearer realm="copyq-mcp""#.to_owned(),
+        };
+        if invalid {
+            value.push_str(r#", error="invalid_token""#);
+        }
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
     }
 
     /// The caller of a request with this bearer token, if the token is valid and not revoked. The
@@ -92,10 +94,10 @@ fn bearer(req: &Request) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-fn unauthorized(challenge: &HeaderValue) -> Response {
+fn unauthorized(challenge: HeaderValue) -> Response {
     let mut res = (StatusCode::UNAUTHORIZED, "Unauthorized\n").into_response();
     res.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, challenge.clone());
+        .insert(header::WWW_AUTHENTICATE, challenge);
     res
 }
 
@@ -105,14 +107,14 @@ pub async fn require_bearer(
     next: Next,
 ) -> Response {
     let Some(token) = bearer(&req) else {
-        return unauthorized(&auth.challenge);
+        return unauthorized(auth.challenge(&req, false));
     };
     match auth.principal(token) {
         Ok(Some(principal)) => {
             req.extensions_mut().insert(principal);
             next.run(req).await
         }
-        Ok(None) => unauthorized(&auth.challenge_invalid),
+        Ok(None) => unauthorized(auth.challenge(&req, true)),
         Err(response) => response,
     }
 }

@@ -1,21 +1,66 @@
-//! Request guards in front of every route: the Origin check against DNS rebinding and cross-site
-//! requests (a browser page elsewhere must not drive the gateway), and the per-token rate limit.
+//! Request guards in front of every route: the Host check and the Origin check against DNS
+//! rebinding and cross-site requests (a browser page elsewhere must not drive the gateway), and
+//! the per-token rate limit.
+//!
+//! The two checks split the work. The Host allowlist proves the request is for this gateway under
+//! a name the owner chose, which a rebound DNS name is not. Given that, an `Origin` equal to the
+//! request's own Host is the gateway's own page (same origin). The one request a browser may send
+//! with `Origin: null` is the consent form's POST: under the Fetch standard a form sent from a
+//! page with a privacy-preserving referrer policy carries `null`; that route needs no help from
+//! `Origin`, since its CSRF token must match a `SameSite=Strict` cookie that a cross-site page
+//! cannot make the browser send.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use url::Url;
 
 use crate::auth::Principal;
+use crate::limit::RateLimiter;
 use crate::oauth::is_loopback;
+use crate::public::PublicBase;
+
+/// The route whose form carries its own CSRF protection, and so may come with `Origin: null`.
+const CONSENT_PATH: &str = "/authorize";
+
+/// Which `Host` headers are accepted: loopback names, configured names and a specific bind
+/// address, any port; `None` accepts any.
+#[derive(Debug, Clone)]
+pub struct HostPolicy {
+    names: Option<Vec<String>>,
+}
+
+impl HostPolicy {
+    pub fn new(names: Option<Vec<String>>) -> Self {
+        let names = names.map(|n| n.into_iter().map(|h| h.to_ascii_lowercase()).collect());
+        Self { names }
+    }
+
+    pub fn allows(&self, host: &str) -> bool {
+        let Some(names) = &self.names else {
+            return true;
+        };
+        let name = host_name(host).to_ascii_lowercase();
+        names
+            .iter()
+            .any(|n| *n == name || n.trim_start_matches('[').trim_end_matches(']') == name)
+    }
+}
+
+/// The name part of a Host header (`name[:port]`, `[v6][:port]`), brackets removed.
+fn host_name(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or_default();
+    }
+    host.split(':').next().unwrap_or_default()
+}
 
 /// Which `Origin` headers are accepted: loopback origins (any port), the gateway's own public
-/// origin, and configured ones. Requests without `Origin` (non-browser clients) pass.
+/// origins, and configured ones. Requests without `Origin` (non-browser clients) pass.
 #[derive(Debug, Clone)]
 pub struct OriginPolicy {
     allowed: Vec<String>,
@@ -23,14 +68,16 @@ pub struct OriginPolicy {
 }
 
 impl OriginPolicy {
-    pub fn new(public_url: &str, configured: &[String]) -> Self {
+    pub fn new(base: &PublicBase, configured: &[String]) -> Self {
         let mut allowed: Vec<String> = configured
             .iter()
             .filter(|o| *o != "*")
             .map(|o| o.trim_end_matches('/').to_owned())
             .collect();
-        if let Ok(url) = Url::parse(public_url) {
-            allowed.push(url.origin().ascii_serialization());
+        for url in base.all() {
+            if let Ok(url) = Url::parse(&url) {
+                allowed.push(url.origin().ascii_serialization());
+            }
         }
         Self {
             allowed,
@@ -53,6 +100,57 @@ impl OriginPolicy {
             _ => false,
         }
     }
+
+    /// Whether a request with this `Origin` may go on: allowed, or the same origin as the (already
+    /// checked) `Host`, or `null` on the consent form's POST.
+    fn admits(&self, origin: &str, host: Option<&str>, method: &Method, path: &str) -> bool {
+        if origin == "null" {
+            return method == Method::POST && path == CONSENT_PATH;
+        }
+        let same_origin = host.is_some_and(|host| {
+            Url::parse(origin).is_ok_and(|url| {
+                let authority = match url.port() {
+                    Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+                    None => url.host_str().unwrap_or_default().to_owned(),
+                };
+                matches!(url.scheme(), "http" | "https") && authority.eq_ignore_ascii_case(host)
+            })
+        });
+        same_origin || self.allows(origin)
+    }
+}
+
+/// A refusal a person may meet in the browser (on the consent page) is a page that says what to
+/// do; other clients get one plain line.
+fn refused(path: &str, title: &str, page_text: &str, line: &'static str) -> Response {
+    if path == CONSENT_PATH {
+        crate::oauth::refusal_page(StatusCode::FORBIDDEN, title, page_text)
+    } else {
+        (StatusCode::FORBIDDEN, line).into_response()
+    }
+}
+
+pub async fn check_host(
+    State(policy): State<Arc<HostPolicy>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    if host.is_some_and(|h| policy.allows(h)) {
+        return next.run(req).await;
+    }
+    tracing::warn!("request for a host name this gateway does not serve refused");
+    refused(
+        req.uri().path(),
+        "Unknown address",
+        "This gateway does not answer under the address in your browser's address bar. Open the \
+         connector link from the app again; if you reach the gateway through a tunnel or proxy, the \
+         owner adds its host name to server.allowed_hosts.",
+        "Host header is not allowed\n",
+    )
 }
 
 pub async fn check_origin(
@@ -60,55 +158,28 @@ pub async fn check_origin(
     req: Request,
     next: Next,
 ) -> Response {
-    let refused = req
+    let host = req
         .headers()
-        .get(header::ORIGIN)
-        .is_some_and(|o| !o.to_str().is_ok_and(|o| policy.allows(o)));
-    if refused {
-        tracing::warn!("request with a foreign Origin refused");
-        return (StatusCode::FORBIDDEN, "Origin not allowed\n").into_response();
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let admitted = match req.headers().get(header::ORIGIN) {
+        None => true,
+        Some(origin) => origin
+            .to_str()
+            .is_ok_and(|o| policy.admits(o, host, req.method(), req.uri().path())),
+    };
+    if admitted {
+        return next.run(req).await;
     }
-    next.run(req).await
-}
-
-/// A token bucket per token id: `burst` requests at once, refilled at `per_minute`.
-#[derive(Debug)]
-pub struct RateLimiter {
-    per_minute: f64,
-    burst: f64,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
-}
-
-impl RateLimiter {
-    pub fn new(per_minute: u32, burst: u32) -> Self {
-        Self {
-            per_minute: f64::from(per_minute),
-            burst: f64::from(burst.max(1)),
-            buckets: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// `Ok` to go ahead, or how long to wait.
-    pub fn take(&self, key: &str, now: Instant) -> Result<(), Duration> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        if buckets.len() > 10_000 {
-            // Forget buckets that have refilled completely: they hold no information.
-            let full = self.burst / (self.per_minute / 60.0);
-            buckets.retain(|_, (_, t)| now.duration_since(*t).as_secs_f64() < full);
-        }
-        let (tokens, last) = buckets.entry(key.to_owned()).or_insert((self.burst, now));
-        let refill = now.duration_since(*last).as_secs_f64() * self.per_minute / 60.0;
-        *tokens = (*tokens + refill).min(self.burst);
-        *last = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(Duration::from_secs_f64(
-                (1.0 - *tokens) * 60.0 / self.per_minute,
-            ))
-        }
-    }
+    tracing::warn!("request with a foreign Origin refused");
+    refused(
+        req.uri().path(),
+        "Request from another site",
+        "The browser says this form was sent from another site, so it was not accepted. Open the \
+         connector link from the app again. If you reach the gateway through a tunnel or proxy, \
+         the owner sets server.public_url to the address shown in your browser's address bar.",
+        "Origin not allowed\n",
+    )
 }
 
 /// After the bearer check: limit each token separately, so one busy client cannot starve others.
@@ -117,10 +188,15 @@ pub async fn rate_limit(
     req: Request,
     next: Next,
 ) -> Response {
+    // By grant (an OAuth connection keeps its bucket across refreshes, which mint new token ids)
+    // or, for tokens from the command line, by the name the owner gave them.
     let key = req
         .extensions()
         .get::<Principal>()
-        .map(|p| p.token_id.clone())
+        .map(|p| match &p.grant {
+            Some(grant) => format!("grant:{grant}"),
+            None => format!("sub:{}", p.subject),
+        })
         .unwrap_or_default();
     match limiter.take(&key, Instant::now()) {
         Ok(()) => next.run(req).await,
@@ -141,10 +217,12 @@ mod tests {
 
     #[test]
     fn origins() {
-        let p = OriginPolicy::new(
+        let base = PublicBase::new(
             "https://copyq.example.com/",
-            &["https://app.example".into()],
+            false,
+            "127.0.0.1:8765".parse().unwrap(),
         );
+        let p = OriginPolicy::new(&base, &["https://app.example".into()]);
         for ok in [
             "http://localhost:6274",
             "http://127.0.0.1:8765",
@@ -163,17 +241,54 @@ mod tests {
         ] {
             assert!(!p.allows(bad), "{bad}");
         }
-        assert!(OriginPolicy::new("", &["*".into()]).allows("https://evil.example"));
+        assert!(OriginPolicy::new(&base, &["*".into()]).allows("https://evil.example"));
     }
 
     #[test]
-    fn buckets_are_per_token_and_refill() {
-        let l = RateLimiter::new(60, 2);
-        let t = Instant::now();
-        assert!(l.take("a", t).is_ok() && l.take("a", t).is_ok());
-        let wait = l.take("a", t).unwrap_err();
-        assert!(wait <= Duration::from_secs(1) && wait > Duration::ZERO);
-        assert!(l.take("b", t).is_ok(), "another token is not affected");
-        assert!(l.take("a", t + Duration::from_secs(1)).is_ok(), "refilled");
+    fn same_origin_and_the_consent_form() {
+        let base = PublicBase::new("", false, "127.0.0.1:8765".parse().unwrap());
+        let p = OriginPolicy::new(&base, &[]);
+        let post = Method::POST;
+        // A LAN name the owner allowed: the page's own origin equals its Host.
+        assert!(p.admits(
+            "https://desk.lan:8765",
+            Some("desk.lan:8765"),
+            &post,
+            "/mcp"
+        ));
+        assert!(p.admits("https://DESK.lan", Some("desk.lan"), &post, "/register"));
+        assert!(!p.admits(
+            "https://desk.lan:8766",
+            Some("desk.lan:8765"),
+            &post,
+            "/mcp"
+        ));
+        assert!(!p.admits(
+            "https://evil.example",
+            Some("desk.lan"),
+            &post,
+            "/authorize"
+        ));
+        // `null` only for the consent form's POST, which its CSRF token protects.
+        assert!(p.admits("null", Some("127.0.0.1:8765"), &post, "/authorize"));
+        assert!(!p.admits("null", Some("127.0.0.1:8765"), &Method::GET, "/authorize"));
+        assert!(!p.admits("null", Some("127.0.0.1:8765"), &post, "/token"));
+        assert!(!p.admits("null", Some("127.0.0.1:8765"), &post, "/mcp"));
+    }
+
+    #[test]
+    fn hosts() {
+        let p = HostPolicy::new(Some(vec![
+            "localhost".into(),
+            "::1".into(),
+            "Desk.LAN".into(),
+        ]));
+        for ok in ["localhost:8765", "LOCALHOST", "[::1]:8765", "desk.lan:443"] {
+            assert!(p.allows(ok), "{ok}");
+        }
+        for bad in ["evil.example", "localhost.evil.example", "[::2]", ""] {
+            assert!(!p.allows(bad), "{bad}");
+        }
+        assert!(HostPolicy::new(None).allows("anything"));
     }
 }

@@ -1,10 +1,14 @@
 //! The HTTP surface: `/mcp` (rmcp's Streamable HTTP service behind the bearer check),
 //! `/healthz` (no auth) and, when enabled, the OAuth endpoints. Nothing else answers.
 
+mod client;
+mod cors;
 mod guard;
 mod health;
 
-pub use guard::{OriginPolicy, RateLimiter};
+pub use crate::limit::RateLimiter;
+pub use client::TrustedProxies;
+pub use guard::{HostPolicy, OriginPolicy};
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -29,13 +33,20 @@ use crate::oauth::OAuthState;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// The Host names `/mcp` accepts: loopback, the configured names, and a specific bind address.
-fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
+/// The Host names every route accepts: loopback, the configured names, the public URL's host, and
+/// a specific bind address.
+pub fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
     if server.allowed_hosts.iter().any(|h| h == "*") {
         return None;
     }
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
     hosts.extend(server.allowed_hosts.iter().cloned());
+    if let Some(host) = url::Url::parse(&server.public_url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()))
+    {
+        hosts.push(host);
+    }
     let ip = server.bind.ip();
     if !ip.is_unspecified() && !ip.is_loopback() {
         hosts.push(match ip {
@@ -53,6 +64,7 @@ pub struct Surface<'a> {
     pub oauth: Option<Arc<OAuthState>>,
     pub origins: OriginPolicy,
     pub limiter: RateLimiter,
+    pub proxies: TrustedProxies,
     pub server: &'a ServerSettings,
     pub limits: &'a LimitSettings,
     pub shutdown: CancellationToken,
@@ -65,6 +77,7 @@ pub fn router(surface: Surface<'_>) -> Router {
         oauth,
         origins,
         limiter,
+        proxies,
         server,
         limits,
         shutdown,
@@ -74,7 +87,8 @@ pub fn router(surface: Surface<'_>) -> Router {
         .with_json_response(true)
         .with_max_request_body_bytes(server.max_body_bytes)
         .with_cancellation_token(shutdown);
-    config = match allowed_hosts(server) {
+    let hosts = allowed_hosts(server);
+    config = match hosts.clone() {
         Some(hosts) => config.with_allowed_hosts(hosts),
         None => config.disable_allowed_hosts(),
     };
@@ -97,7 +111,17 @@ pub fn router(surface: Surface<'_>) -> Router {
         app = app
             .merge(crate::oauth::router(oauth).layer(DefaultBodyLimit::max(limits.max_form_bytes)));
     }
+    if let Some(cors) = cors::layer(&server.allowed_origins) {
+        app = app.layer(cors);
+    }
+    // Outermost first: who the client is, the Host check, then Origin (which relies on the Host
+    // being checked), then CORS.
     app.layer(from_fn_with_state(Arc::new(origins), guard::check_origin))
+        .layer(from_fn_with_state(
+            Arc::new(HostPolicy::new(hosts)),
+            guard::check_host,
+        ))
+        .layer(from_fn_with_state(Arc::new(proxies), client::client_addr))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(limits.request_timeout_ms),

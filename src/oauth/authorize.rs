@@ -6,27 +6,26 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::Form;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Form};
 use url::Url;
 
-use super::consent::{CSRF_COOKIE, Consent, consent_page, error_page};
-use super::{OAuthState, Pending, passphrase};
-use crate::store::{CodeRecord, now, random_token};
+use super::cimd::is_document_id;
+use super::consent::{CSRF_COOKIE, ClientLabel, consent_page, error_page, refusal_page};
+use super::passphrase::{self, Refused};
+use super::{OAuthState, Pending, is_this_resource};
+use crate::limit::ClientAddr;
+use crate::store::{ClientInfo, CodeRecord, now, random_token};
 
 /// A code is exchanged at once by a real client; a minute is plenty.
 const CODE_TTL_SECS: i64 = 60;
 
 /// A redirect back to the client: `303 See Other` with `params`, `state` and `iss` added.
-fn back(
-    redirect_uri: &str,
-    params: &[(&str, &str)],
-    state: Option<&str>,
-    issuer: &str,
-) -> Response {
-    let Ok(mut url) = Url::parse(redirect_uri) else {
+fn back(p: &Pending, params: &[(&str, &str)]) -> Response {
+    let Ok(mut url) = Url::parse(&p.redirect_uri) else {
         return error_page(
             StatusCode::BAD_REQUEST,
             "The app's redirect address is not valid.",
@@ -37,10 +36,10 @@ fn back(
         for (k, v) in params {
             q.append_pair(k, v);
         }
-        if let Some(state) = state {
+        if let Some(state) = &p.state {
             q.append_pair("state", state);
         }
-        q.append_pair("iss", issuer);
+        q.append_pair("iss", &p.issuer);
     }
     let mut res = StatusCode::SEE_OTHER.into_response();
     if let Ok(v) = HeaderValue::from_str(url.as_str()) {
@@ -51,35 +50,85 @@ fn back(
     res
 }
 
-fn back_error(p: &Pending, error: &str, description: &str, issuer: &str) -> Response {
-    back(
-        &p.redirect_uri,
-        &[("error", error), ("error_description", description)],
-        p.state.as_deref(),
-        issuer,
-    )
+fn back_error(p: &Pending, error: &str, description: &str) -> Response {
+    back(p, &[("error", error), ("error_description", description)])
+}
+
+/// The client a request names: a registered one, or one described by a metadata document (then
+/// recorded, so that `/token`, grants and `clients list` treat it like any other).
+async fn find_client(
+    s: &OAuthState,
+    client_id: &str,
+) -> Result<(ClientInfo, ClientLabel), Response> {
+    let unavailable = |e: crate::store::StoreError| {
+        tracing::error!(error = %e, "authorize: store unavailable");
+        error_page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The gateway's state database is unavailable. The owner can look at the gateway's log.",
+        )
+    };
+    if is_document_id(client_id) {
+        let doc = s.documents.resolve(client_id).await.map_err(|e| {
+            tracing::warn!(error = %e, "authorize: client metadata document refused");
+            error_page(
+                StatusCode::BAD_REQUEST,
+                &format!("{e}. The app cannot connect this way; tell its developers."),
+            )
+        })?;
+        let label = ClientLabel::Verified {
+            host: doc.host.clone(),
+        };
+        s.store
+            .save_document_client(&doc.client_id, label.name(), &doc.redirect_uris)
+            .map_err(unavailable)?;
+        let client = s
+            .store
+            .client(&doc.client_id)
+            .map_err(unavailable)?
+            .ok_or_else(|| {
+                unavailable(crate::store::StoreError::Invalid("client vanished".into()))
+            })?;
+        return Ok((client, label));
+    }
+    match s.store.client(client_id).map_err(unavailable)? {
+        Some(c) => {
+            let label = ClientLabel::SelfNamed {
+                name: c.name.clone(),
+            };
+            Ok((c, label))
+        }
+        None => Err(error_page(
+            StatusCode::BAD_REQUEST,
+            "This app is not known to the gateway (unknown client_id): it may have been removed. \
+             Remove the connector in the app and add it again.",
+        )),
+    }
 }
 
 pub async fn show(
     State(s): State<Arc<OAuthState>>,
+    headers: HeaderMap,
+    addr: Option<Extension<ClientAddr>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
+    let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
+    if s.openings.take(&addr, Instant::now()).is_err() {
+        return refusal_page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many requests",
+            "Too many connection requests came from your address. Wait a minute, then start again from the app.",
+        );
+    }
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let client = match get("client_id").map(|id| s.store.client(id)) {
-        Some(Ok(Some(c))) => c,
-        Some(Err(e)) => {
-            tracing::error!(error = %e, "authorize: store unavailable");
-            return error_page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The gateway's state database is unavailable.",
-            );
-        }
-        _ => {
-            return error_page(
-                StatusCode::BAD_REQUEST,
-                "Unknown app (client_id). Remove and add the connector again.",
-            );
-        }
+    let Some(client_id) = get("client_id") else {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "The link names no app (client_id is missing). Start again from the app.",
+        );
+    };
+    let (client, label) = match find_client(&s, client_id).await {
+        Ok(found) => found,
+        Err(page) => return page,
     };
     let redirect_uri = match get("redirect_uri") {
         Some(uri) if client.redirect_uris.iter().any(|r| r == uri) => uri.to_owned(),
@@ -87,13 +136,24 @@ pub async fn show(
         _ => {
             return error_page(
                 StatusCode::BAD_REQUEST,
-                "The redirect address does not match the one the app registered.",
+                "The address this app wants to send you back to is not one it registered, so the \
+                 request was stopped. Start again from the app; if this keeps happening, remove and add the connector again.",
             );
         }
     };
+    if let Err(why) = s.redirects.check(&redirect_uri) {
+        tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "The app wants to send you back to an address the owner does not allow \
+             (oauth.redirect_origins), so the request was stopped.",
+        );
+    }
+    let issuer = s.issuer(&headers);
     let mut pending = Pending {
         client_id: client.client_id.clone(),
-        client_name: client.name.clone(),
+        client: label,
+        issuer,
         redirect_uri,
         state: get("state").map(str::to_owned),
         challenge: String::new(),
@@ -105,7 +165,6 @@ pub async fn show(
             &pending,
             "unsupported_response_type",
             "response_type must be code",
-            &s.issuer,
         );
     }
     match (get("code_challenge"), get("code_challenge_method")) {
@@ -117,40 +176,26 @@ pub async fn show(
                 &pending,
                 "invalid_request",
                 "PKCE with code_challenge_method S256 is required",
-                &s.issuer,
             );
         }
     }
-    if let Some(resource) = get("resource").map(|r| r.trim_end_matches('/'))
-        && resource != s.resource
-        && resource != s.issuer
+    if let Some(resource) = get("resource")
+        && !is_this_resource(resource, &pending.issuer)
     {
-        return back_error(
-            &pending,
-            "invalid_target",
-            "resource is not this server",
-            &s.issuer,
-        );
+        return back_error(&pending, "invalid_target", "resource is not this server");
     }
     let request_id = random_token();
-    let page = Consent {
-        request_id: &request_id,
-        csrf: &pending.csrf,
-        client_name: &pending.client_name,
-        redirect_uri: &pending.redirect_uri,
-        message: None,
-    };
-    let res = consent_page(StatusCode::OK, &page);
-    let mut map = s.pending();
-    if map.len() >= super::MAX_PENDING
-        && let Some(oldest) = map
-            .iter()
-            .min_by_key(|(_, p)| p.created)
-            .map(|(k, _)| k.clone())
-    {
-        map.remove(&oldest);
+    let res = consent_page(
+        StatusCode::OK,
+        &s.consent(&pending, &request_id, "read", None),
+    );
+    if !s.open(request_id, pending) {
+        return refusal_page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Too many open requests",
+            "The gateway holds too many unanswered connection requests. Wait a few minutes, then start again from the app.",
+        );
     }
-    map.insert(request_id, pending);
     res
 }
 
@@ -177,64 +222,83 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
+/// The form came back unreadable: show a page, not a bare rejection.
+fn unreadable(_: FormRejection) -> Response {
+    error_page(
+        StatusCode::BAD_REQUEST,
+        "The form could not be read. Start again from the app.",
+    )
+}
+
 pub async fn decide(
     State(s): State<Arc<OAuthState>>,
     headers: HeaderMap,
-    Form(d): Form<Decision>,
+    addr: Option<Extension<ClientAddr>>,
+    form: Result<Form<Decision>, FormRejection>,
 ) -> Response {
+    let d = match form {
+        Ok(Form(d)) => d,
+        Err(e) => return unreadable(e),
+    };
     let Some(p) = s.pending().get(&d.request_id).cloned() else {
         return error_page(
             StatusCode::BAD_REQUEST,
-            "This request has expired. Start again from the app.",
+            "This request has expired (a consent page is valid for 10 minutes) or was already \
+             answered. Go back to the app and connect again.",
         );
     };
     let csrf_ok = cookie(&headers, CSRF_COOKIE).is_some_and(|c| c == d.csrf) && d.csrf == p.csrf;
     if !csrf_ok {
         return error_page(
             StatusCode::FORBIDDEN,
-            "This form was not submitted from the consent page. Start again from the app.",
+            "This form was not sent from the consent page the gateway showed (its security \
+             cookie is missing or does not match; cookies may be blocked). Start again from the app.",
         );
     }
-    let again = |status, message: &str| {
-        let page = Consent {
-            request_id: &d.request_id,
-            csrf: &p.csrf,
-            client_name: &p.client_name,
-            redirect_uri: &p.redirect_uri,
-            message: Some(message),
-        };
-        consent_page(status, &page)
-    };
     if d.action == "deny" {
         s.pending().remove(&d.request_id);
-        return back_error(&p, "access_denied", "the owner denied access", &s.issuer);
+        return back_error(&p, "access_denied", "the owner denied access");
     }
-    if let Some(wait) = s.limiter().wait(Instant::now()) {
-        return again(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!(
-                "Too many wrong passphrases. Try again in {} s.",
-                wait.as_secs().max(1)
-            ),
-        );
-    }
-    let role = match d.role.as_str() {
-        "read" | "write" => d.role.clone(),
-        _ => return again(StatusCode::BAD_REQUEST, "Choose read or write."),
+    let chosen = if d.role == "write" { "write" } else { "read" };
+    let again = |status, message: &str| {
+        consent_page(status, &s.consent(&p, &d.request_id, chosen, Some(message)))
     };
+    if !matches!(d.role.as_str(), "read" | "write") {
+        return again(StatusCode::BAD_REQUEST, "Choose Read or Write.");
+    }
     let phc = match s.store.passphrase_hash() {
         Ok(Some(phc)) => phc,
         Ok(None) => {
             return again(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "No owner passphrase is set. Run `copyq-mcp passphrase set` on the gateway's machine.",
+                "No owner passphrase is set. Run `copyq-mcp passphrase set` on the gateway's machine, then press Approve again.",
             );
         }
         Err(e) => {
             tracing::error!(error = %e, "authorize: store unavailable");
             return error_page(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "The gateway's state database is unavailable.",
+                "The gateway's state database is unavailable. The owner can look at the gateway's log.",
+            );
+        }
+    };
+    let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
+    let keys = [format!("ip:{addr}"), format!("req:{}", d.request_id)];
+    let attempt = match s.guesses.begin(&keys).await {
+        Ok(attempt) => attempt,
+        Err(Refused::Wait(wait)) => {
+            return again(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "Too many wrong passphrases. Wait {} s, then try again.",
+                    wait.as_secs().max(1)
+                ),
+            );
+        }
+        Err(Refused::Busy) => {
+            return again(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The gateway is busy checking other passphrases. Try again in a moment.",
             );
         }
     };
@@ -243,21 +307,22 @@ pub async fn decide(
         .await
         .unwrap_or(false);
     if !ok {
-        s.limiter().failed(Instant::now());
-        tracing::warn!(client = %p.client_name, "wrong passphrase on the consent page");
-        return again(StatusCode::UNAUTHORIZED, "Wrong passphrase.");
+        tracing::warn!(client = %p.client.name(), "wrong passphrase on the consent page");
+        if attempt.failures >= passphrase::TRIES_PER_REQUEST {
+            s.pending().remove(&d.request_id);
+            return error_page(
+                StatusCode::UNAUTHORIZED,
+                "Too many wrong passphrases for this request, so it was cancelled. Start again from the app.",
+            );
+        }
+        return again(StatusCode::UNAUTHORIZED, "Wrong passphrase. Try again.");
     }
-    s.limiter().succeeded();
+    attempt.succeeded();
     s.pending().remove(&d.request_id);
-    match issue_code(&s, &p, &role) {
+    match issue_code(&s, &p, chosen) {
         Ok(code) => {
-            tracing::info!(client = %p.client_name, %role, "access approved");
-            back(
-                &p.redirect_uri,
-                &[("code", &code)],
-                p.state.as_deref(),
-                &s.issuer,
-            )
+            tracing::info!(client = %p.client.name(), role = %chosen, "access approved");
+            back(&p, &[("code", &code)])
         }
         Err(e) => {
             tracing::error!(error = %e, "authorize: cannot store the grant");
@@ -265,7 +330,6 @@ pub async fn decide(
                 &p,
                 "server_error",
                 "the gateway could not record the approval",
-                &s.issuer,
             )
         }
     }

@@ -8,6 +8,7 @@
 #![allow(clippy::result_large_err)]
 
 mod authorize;
+pub mod cimd;
 mod consent;
 mod metadata;
 pub mod passphrase;
@@ -17,17 +18,21 @@ mod token;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
 
+use consent::Consent;
+pub use consent::{ClientLabel, refusal_page};
 pub use redirect::{RedirectPolicy, is_loopback};
 
 use crate::auth::TokenService;
+use crate::limit::RateLimiter;
+use crate::public::PublicBase;
 use crate::store::Store;
 
 /// An authorization request waiting for the owner's consent (in memory: a restart just means the
@@ -35,7 +40,9 @@ use crate::store::Store;
 #[derive(Debug, Clone)]
 pub struct Pending {
     pub client_id: String,
-    pub client_name: String,
+    pub client: ClientLabel,
+    /// The base URL the client used (the issuer it was shown, the `iss` it gets back).
+    pub issuer: String,
     pub redirect_uri: String,
     pub state: Option<String>,
     pub challenge: String,
@@ -45,47 +52,87 @@ pub struct Pending {
 
 /// How long a consent page stays valid.
 const PENDING_TTL: Duration = Duration::from_secs(10 * 60);
-const MAX_PENDING: usize = 256;
+/// Open consent requests at most: past it, new ones are refused (never someone else's evicted).
+const MAX_PENDING: usize = 1024;
+/// Open consent requests one client may hold; a new one replaces that client's oldest.
+const MAX_PENDING_PER_CLIENT: usize = 4;
 
 #[derive(Debug)]
 pub struct OAuthState {
     pub store: Arc<Store>,
     pub tokens: Arc<TokenService>,
-    /// The issuer: the public base URL, without a trailing slash.
-    pub issuer: String,
-    /// The protected resource: `<issuer>/mcp`.
-    pub resource: String,
+    /// The issuer for a request: the public base URL, without a trailing slash.
+    pub base: PublicBase,
     pub access_ttl: Duration,
     pub refresh_ttl: Duration,
     pub redirects: RedirectPolicy,
     pub max_clients: usize,
     pending: Mutex<HashMap<String, Pending>>,
-    limiter: Mutex<passphrase::Limiter>,
+    documents: cimd::Fetcher,
+    guesses: passphrase::Guesses,
+    /// Registrations per client address.
+    registrations: RateLimiter,
+    /// Consent requests opened per client address.
+    openings: RateLimiter,
+}
+
+/// The settings an [`OAuthState`] is built from.
+#[derive(Debug, Clone)]
+pub struct OAuthConfig {
+    pub base: PublicBase,
+    pub access_ttl: Duration,
+    pub refresh_ttl: Duration,
+    pub redirects: RedirectPolicy,
+    pub max_clients: usize,
+    pub registrations_per_hour: u32,
+    pub authorize_per_minute: u32,
+    pub documents: cimd::FetchOptions,
 }
 
 impl OAuthState {
-    #[allow(clippy::too_many_arguments)] // plain settings, named at the one call site
+    /// Fails only when the metadata-document client cannot be built (a bad extra CA file).
     pub fn new(
         store: Arc<Store>,
         tokens: Arc<TokenService>,
-        issuer: String,
-        access_ttl: Duration,
-        refresh_ttl: Duration,
-        redirects: RedirectPolicy,
-        max_clients: usize,
-    ) -> Self {
-        let issuer = issuer.trim_end_matches('/').to_owned();
-        Self {
+        c: OAuthConfig,
+    ) -> Result<Self, String> {
+        Ok(Self {
             store,
             tokens,
-            resource: format!("{issuer}/mcp"),
-            issuer,
-            access_ttl,
-            refresh_ttl,
-            redirects,
-            max_clients,
+            base: c.base,
+            access_ttl: c.access_ttl,
+            refresh_ttl: c.refresh_ttl,
+            redirects: c.redirects,
+            max_clients: c.max_clients,
             pending: Mutex::new(HashMap::new()),
-            limiter: Mutex::new(passphrase::Limiter::default()),
+            documents: cimd::Fetcher::new(&c.documents)?,
+            guesses: passphrase::Guesses::default(),
+            registrations: RateLimiter::per_hour(
+                c.registrations_per_hour,
+                c.registrations_per_hour.clamp(1, 10),
+            ),
+            openings: RateLimiter::new(c.authorize_per_minute, c.authorize_per_minute.min(20)),
+        })
+    }
+
+    /// The consent page for `p`, with `role` selected.
+    fn consent<'a>(
+        &self,
+        p: &'a Pending,
+        request_id: &'a str,
+        role: &'a str,
+        message: Option<&'a str>,
+    ) -> Consent<'a> {
+        Consent {
+            request_id,
+            csrf: &p.csrf,
+            client: &p.client,
+            redirect_uri: &p.redirect_uri,
+            message,
+            role,
+            access_ttl: self.access_ttl,
+            refresh_ttl: self.refresh_ttl,
+            secure: self.secure(),
         }
     }
 
@@ -95,14 +142,52 @@ impl OAuthState {
         map
     }
 
-    fn limiter(&self) -> MutexGuard<'_, passphrase::Limiter> {
-        self.limiter.lock().unwrap_or_else(|e| e.into_inner())
+    /// Keep `p` as an open consent request under `id`: at most [`MAX_PENDING_PER_CLIENT`] per
+    /// client (its own oldest goes), and `false` when the gateway holds [`MAX_PENDING`] already.
+    fn open(&self, id: String, p: Pending) -> bool {
+        let mut map = self.pending();
+        let mut mine: Vec<(String, Instant)> = map
+            .iter()
+            .filter(|(_, q)| q.client_id == p.client_id)
+            .map(|(k, q)| (k.clone(), q.created))
+            .collect();
+        mine.sort_by_key(|(_, created)| *created);
+        let excess = (mine.len() + 1).saturating_sub(MAX_PENDING_PER_CLIENT);
+        for (k, _) in mine.into_iter().take(excess) {
+            map.remove(&k);
+        }
+        if map.len() >= MAX_PENDING {
+            return false;
+        }
+        map.insert(id, p);
+        true
     }
 
-    /// Where the protected-resource metadata of `/mcp` lives (for `WWW-Authenticate`).
-    pub fn resource_metadata_url(&self) -> String {
-        format!("{}/.well-known/oauth-protected-resource/mcp", self.issuer)
+    /// Whether the gateway is reached over https (cookies get `Secure`).
+    fn secure(&self) -> bool {
+        self.base.all().iter().all(|b| b.starts_with("https://"))
     }
+
+    /// The issuer a request is answered as: the public URL, or the loopback name it used.
+    pub fn issuer(&self, headers: &HeaderMap) -> String {
+        self.base.for_headers(headers)
+    }
+
+    /// The protected-resource metadata of `/mcp` under `issuer` (for `WWW-Authenticate`).
+    pub fn resource_metadata_url(issuer: &str) -> String {
+        format!("{issuer}/.well-known/oauth-protected-resource/mcp")
+    }
+}
+
+/// The protected resource under `issuer`.
+fn resource(issuer: &str) -> String {
+    format!("{issuer}/mcp")
+}
+
+/// Whether a `resource` parameter names this server (the resource or the issuer itself).
+fn is_this_resource(given: &str, issuer: &str) -> bool {
+    let given = given.trim_end_matches('/');
+    given == resource(issuer) || given == issuer
 }
 
 /// An OAuth error response (RFC 6749 5.2 / RFC 7591 3.2.2), never cached.

@@ -1,7 +1,17 @@
 //! The owner's passphrase: stored only as an Argon2id hash, checked in constant time, with wrong
 //! guesses slowed down (after a few failures each further try waits twice as long, up to 15 min).
+//!
+//! [`Guesses`] shapes the checks so that they cannot be raced or turned against the owner: a try
+//! is counted as wrong *before* its hash is computed (32 parallel guesses get 5 checks, not 32);
+//! few hashes run at once (each Argon2 check holds ~19 MiB); and the backoff is kept per client
+//! address and per consent request, never globally, so a stranger's wrong guesses do not lock the
+//! owner out of their own consent page.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -63,6 +73,105 @@ impl Limiter {
     }
 }
 
+/// Wrong passphrases one consent request may take before it is discarded.
+pub const TRIES_PER_REQUEST: u32 = 5;
+/// Passphrase hashes computed at once: bounds their memory to about 2 x 19 MiB.
+const CONCURRENT_CHECKS: usize = 2;
+/// How long a try waits for a free hashing slot before the page says "busy".
+const CHECK_QUEUE_WAIT: Duration = Duration::from_secs(10);
+/// Backoff entries kept at most before forgiven ones are dropped.
+const MAX_KEYS: usize = 10_000;
+
+/// Backoff per key (`ip:...`, `req:...`), and the hashing slots.
+#[derive(Debug)]
+pub struct Guesses {
+    keys: Mutex<HashMap<String, (Limiter, Instant)>>,
+    checks: Arc<Semaphore>,
+}
+
+impl Default for Guesses {
+    fn default() -> Self {
+        Self {
+            keys: Mutex::new(HashMap::new()),
+            checks: Arc::new(Semaphore::new(CONCURRENT_CHECKS)),
+        }
+    }
+}
+
+/// Why a try was not made.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Wait this long (backoff of this address or request).
+    Wait(Duration),
+    /// No hashing slot came free in time.
+    Busy,
+}
+
+/// A try in progress: counted as wrong until [`Try::succeeded`].
+#[derive(Debug)]
+pub struct Try<'a> {
+    guesses: &'a Guesses,
+    keys: Vec<String>,
+    /// How many wrong tries each key has had, this one included.
+    pub failures: u32,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Guesses {
+    fn keys(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Limiter, Instant)>> {
+        self.keys.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Start a try for `keys`: refused while any of them backs off; else counted as a failure of
+    /// each at once, then given a hashing slot.
+    pub async fn begin(&self, keys: &[String]) -> Result<Try<'_>, Refused> {
+        let failures = {
+            let now = Instant::now();
+            let mut map = self.keys();
+            if map.len() > MAX_KEYS {
+                map.retain(|_, (l, last)| l.wait(now).is_some() || last.elapsed() < MAX_LOCKOUT);
+            }
+            if let Some(wait) = keys
+                .iter()
+                .filter_map(|k| map.get(k).and_then(|(l, _)| l.wait(now)))
+                .max()
+            {
+                return Err(Refused::Wait(wait));
+            }
+            keys.iter()
+                .map(|k| {
+                    let (l, last) = map.entry(k.clone()).or_insert((Limiter::default(), now));
+                    l.failed(now);
+                    *last = now;
+                    l.failures
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        let slot = tokio::time::timeout(CHECK_QUEUE_WAIT, self.checks.clone().acquire_owned())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .ok_or(Refused::Busy)?;
+        Ok(Try {
+            guesses: self,
+            keys: keys.to_vec(),
+            failures,
+            _slot: slot,
+        })
+    }
+}
+
+impl Try<'_> {
+    /// The passphrase was right: forget the failures of every key.
+    pub fn succeeded(self) {
+        let mut map = self.guesses.keys();
+        for k in &self.keys {
+            map.remove(k);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +205,62 @@ mod tests {
         assert_eq!(l.wait(t), Some(MAX_LOCKOUT));
         l.succeeded();
         assert_eq!(l.wait(t), None);
+    }
+
+    #[tokio::test]
+    async fn a_try_counts_as_wrong_before_its_hash_is_checked() {
+        let g = Guesses::default();
+        let keys = ["ip:192.0.2.1".to_owned()];
+        // Tries that are still running already count: the sixth is refused, without any check
+        // having finished (as 32 parallel guesses would be).
+        let mut running = Vec::new();
+        for n in 1..=FREE_TRIES {
+            match g.begin(&keys).await {
+                Ok(t) => {
+                    assert_eq!(t.failures, n);
+                    running.push(t.failures);
+                    drop(t);
+                }
+                Err(e) => panic!("try {n} refused: {e:?}"),
+            }
+        }
+        assert!(matches!(g.begin(&keys).await, Err(Refused::Wait(_))));
+        // Another address is not affected.
+        assert!(g.begin(&["ip:192.0.2.2".to_owned()]).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn success_forgives_and_other_keys_stay_free() {
+        let g = Guesses::default();
+        let owner = ["ip:192.0.2.10".to_owned(), "req:owner".to_owned()];
+        for _ in 0..3 {
+            drop(g.begin(&owner).await.unwrap());
+        }
+        g.begin(&owner).await.unwrap().succeeded();
+        assert_eq!(g.begin(&owner).await.unwrap().failures, 1);
+        // A stranger locking their own address out leaves the owner's keys free.
+        let stranger = ["ip:203.0.113.5".to_owned(), "req:stranger".to_owned()];
+        for _ in 0..FREE_TRIES {
+            drop(g.begin(&stranger).await.unwrap());
+        }
+        assert!(g.begin(&stranger).await.is_err());
+        assert!(g.begin(&owner).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn few_hashes_run_at_once() {
+        let g = Guesses::default();
+        let held: Vec<_> = futures_hold(&g, CONCURRENT_CHECKS).await;
+        assert_eq!(g.checks.available_permits(), 0);
+        drop(held);
+        assert_eq!(g.checks.available_permits(), CONCURRENT_CHECKS);
+    }
+
+    async fn futures_hold(g: &Guesses, n: usize) -> Vec<Try<'_>> {
+        let mut held = Vec::new();
+        for i in 0..n {
+            held.push(g.begin(&[format!("ip:198.51.100.{i}")]).await.unwrap());
+        }
+        held
     }
 }

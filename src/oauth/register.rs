@@ -1,19 +1,42 @@
 //! Dynamic client registration (RFC 7591): public clients (`none`) and confidential ones
 //! (`client_secret_post` / `client_secret_basic`), with validated redirect URIs.
+//!
+//! Registration is open to anyone who reaches the gateway, so it is limited per client address,
+//! and clients never approved are forgotten after [`UNAPPROVED_TTL`]: junk registrations cannot
+//! fill the registry and lock real apps out.
 
 use std::sync::Arc;
 
+use std::time::{Duration, Instant};
+
+use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{OAuthState, error, no_store};
-use crate::store::{NewClient, now, random_token};
+use crate::limit::ClientAddr;
+use crate::store::{NewClient, now, random_token, secs};
+use crate::text::{code_point, deceptive_char};
 
 const METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
 const MAX_NAME_CHARS: usize = 200;
+/// How long a registered client that was never approved is kept.
+pub const UNAPPROVED_TTL: Duration = Duration::from_secs(3600);
+
+/// A client's self-given name as it may be shown: at most [`MAX_NAME_CHARS`], and refused when
+/// it holds characters that hide or reorder text (so it cannot pass for another name).
+pub fn clean_name(name: &str) -> Result<String, String> {
+    if let Some(c) = deceptive_char(name) {
+        return Err(format!(
+            "client_name holds an invisible or direction-changing character ({})",
+            code_point(c)
+        ));
+    }
+    Ok(name.trim().chars().take(MAX_NAME_CHARS).collect())
+}
 
 fn bad(description: &str) -> Response {
     error(
@@ -39,7 +62,25 @@ fn strings(v: &Value, key: &str) -> Result<Option<Vec<String>>, Response> {
     }
 }
 
-pub async fn register(State(s): State<Arc<OAuthState>>, body: Bytes) -> Response {
+pub async fn register(
+    State(s): State<Arc<OAuthState>>,
+    client: Option<Extension<ClientAddr>>,
+    body: Bytes,
+) -> Response {
+    let key = client.map(|Extension(c)| c.key()).unwrap_or_default();
+    if let Err(wait) = s.registrations.take(&key, Instant::now()) {
+        tracing::warn!("registration refused: too many from one address");
+        let mut res = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "temporarily_unavailable",
+            "too many registrations from this address; try again later",
+        );
+        if let Ok(v) = HeaderValue::from_str(&(wait.as_secs_f64().ceil() as u64).max(1).to_string())
+        {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return res;
+    }
     match register_inner(&s, &body) {
         Ok(r) | Err(r) => r,
     }
@@ -88,11 +129,7 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
         return Err(bad("response_types may only hold code"));
     }
     let name = match meta.get("client_name") {
-        Some(Value::String(n)) => n
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(MAX_NAME_CHARS)
-            .collect(),
+        Some(Value::String(n)) if !n.trim().is_empty() => clean_name(n).map_err(|why| bad(&why))?,
         _ => "Unnamed client".to_owned(),
     };
     let store_err = |e: crate::store::StoreError| {
@@ -103,6 +140,9 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
             "the gateway's state database is unavailable",
         )
     };
+    s.store
+        .expire_unapproved_clients(now() - secs(UNAPPROVED_TTL))
+        .map_err(store_err)?;
     if s.store.client_count().map_err(store_err)? >= s.max_clients {
         return Err(bad(
             "the gateway holds its maximum number of clients; the owner can remove some with `copyq-mcp clients revoke`",

@@ -15,7 +15,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{OAuthState, error, no_store};
+use super::{OAuthState, error, is_this_resource, no_store, resource};
 use crate::auth::{Role, TokenSpec};
 use crate::store::{ClientInfo, StoreError, Taken, TokenInfo, hash, now, random_token, secs};
 
@@ -107,14 +107,16 @@ fn pkce_ok(verifier: &str, challenge: &str) -> bool {
 }
 
 /// A fresh access token and refresh token for a live grant.
-fn tokens_for(s: &OAuthState, client: &ClientInfo, grant_id: &str, role: &str) -> Outcome {
+fn tokens_for(s: &OAuthState, t: &Request<'_>, grant_id: &str, role: &str) -> Outcome {
+    let client = t.client;
+    let resource = resource(&t.issuer);
     let role_value =
         Role::parse(role).ok_or_else(|| invalid_grant("the grant has no valid role"))?;
     let spec = TokenSpec {
         subject: &client.name,
         role: role_value,
         ttl: Some(s.access_ttl),
-        audience: Some(&s.resource),
+        audience: Some(&resource),
         grant: Some(grant_id),
     };
     let issued = s.tokens.issue_spec(&spec).map_err(|e| {
@@ -151,9 +153,16 @@ fn tokens_for(s: &OAuthState, client: &ClientInfo, grant_id: &str, role: &str) -
     Ok(res)
 }
 
-fn check_resource(s: &OAuthState, f: &HashMap<String, String>) -> Result<(), Response> {
-    match f.get("resource").map(|r| r.trim_end_matches('/')) {
-        Some(r) if r != s.resource && r != s.issuer => Err(error(
+/// One call of the token endpoint: who calls, under which issuer, with which form.
+struct Request<'a> {
+    client: &'a ClientInfo,
+    issuer: String,
+    form: &'a HashMap<String, String>,
+}
+
+fn check_resource(t: &Request<'_>) -> Result<(), Response> {
+    match t.form.get("resource") {
+        Some(r) if !is_this_resource(r, &t.issuer) => Err(error(
             StatusCode::BAD_REQUEST,
             "invalid_target",
             "resource is not this server",
@@ -162,7 +171,8 @@ fn check_resource(s: &OAuthState, f: &HashMap<String, String>) -> Result<(), Res
     }
 }
 
-fn authorization_code(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, String>) -> Outcome {
+fn authorization_code(s: &OAuthState, t: &Request<'_>) -> Outcome {
+    let (client, f) = (t.client, t.form);
     let code = f.get("code").ok_or_else(|| {
         error(
             StatusCode::BAD_REQUEST,
@@ -170,7 +180,7 @@ fn authorization_code(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, S
             "code is required",
         )
     })?;
-    check_resource(s, f)?;
+    check_resource(t)?;
     let record = match s.store.take_code(code).map_err(unavailable)? {
         Taken::Valid(r) => r,
         Taken::Reused => {
@@ -205,10 +215,11 @@ fn authorization_code(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, S
         .live_grant_role(&record.grant_id)
         .map_err(unavailable)?
         .ok_or_else(|| invalid_grant("the grant was revoked"))?;
-    tokens_for(s, client, &record.grant_id, &role)
+    tokens_for(s, t, &record.grant_id, &role)
 }
 
-fn refresh(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, String>) -> Outcome {
+fn refresh(s: &OAuthState, t: &Request<'_>) -> Outcome {
+    let (client, f) = (t.client, t.form);
     let token = f.get("refresh_token").ok_or_else(|| {
         error(
             StatusCode::BAD_REQUEST,
@@ -216,7 +227,7 @@ fn refresh(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, String>) -> 
             "refresh_token is required",
         )
     })?;
-    check_resource(s, f)?;
+    check_resource(t)?;
     let grant_id = match s.store.take_refresh(token).map_err(unavailable)? {
         Taken::Valid(g) => g,
         Taken::Reused => {
@@ -229,7 +240,7 @@ fn refresh(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, String>) -> 
         Taken::Unknown => return Err(invalid_grant("unknown refresh token")),
     };
     match s.store.live_grant(&grant_id).map_err(unavailable)? {
-        Some((owner, role)) if owner == client.client_id => tokens_for(s, client, &grant_id, &role),
+        Some((owner, role)) if owner == client.client_id => tokens_for(s, t, &grant_id, &role),
         Some(_) => Err(invalid_grant("the refresh token belongs to another client")),
         None => Err(invalid_grant("the grant was revoked")),
     }
@@ -237,16 +248,23 @@ fn refresh(s: &OAuthState, client: &ClientInfo, f: &HashMap<String, String>) -> 
 
 pub async fn token(State(s): State<Arc<OAuthState>>, headers: HeaderMap, body: Bytes) -> Response {
     let f = form(&body);
-    let outcome =
-        client(&s, &headers, &f).and_then(|c| match f.get("grant_type").map(String::as_str) {
-            Some("authorization_code") => authorization_code(&s, &c, &f),
-            Some("refresh_token") => refresh(&s, &c, &f),
+    let issuer = s.issuer(&headers);
+    let outcome = client(&s, &headers, &f).and_then(|c| {
+        let t = Request {
+            client: &c,
+            issuer,
+            form: &f,
+        };
+        match f.get("grant_type").map(String::as_str) {
+            Some("authorization_code") => authorization_code(&s, &t),
+            Some("refresh_token") => refresh(&s, &t),
             _ => Err(error(
                 StatusCode::BAD_REQUEST,
                 "unsupported_grant_type",
                 "grant_type must be authorization_code or refresh_token",
             )),
-        });
+        }
+    });
     match outcome {
         Ok(r) | Err(r) => r,
     }

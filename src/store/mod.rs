@@ -124,7 +124,10 @@ impl Store {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(data_dir)
+        // The file exists as 0600 before SQLite opens it: SQLite gives its -wal and -shm files
+        // the database file's mode.
+        crate::private::dir(data_dir)
+            .and_then(|()| crate::private::file(&path))
             .map_err(|e| StoreError::Invalid(format!("{}: {e}", data_dir.display())))?;
         let conn = Connection::open(&path).map_err(db)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
@@ -143,8 +146,6 @@ impl Store {
                 })
         })
         .map_err(db)?;
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
         Ok(Self {
             conn: Mutex::new(conn),
             path,

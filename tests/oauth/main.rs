@@ -2,7 +2,13 @@
 //! consent with the owner's passphrase, PKCE, token issue and rotation, revocation, and every
 //! refusal the spec and the issue name. The third-party client runs in tests/clients.rs.
 
+#[path = "../support/mod.rs"]
 mod support;
+
+mod abuse;
+mod browsers;
+mod cimd;
+mod cors;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -451,7 +457,10 @@ async fn pkce_and_redirect_rules() {
     other[2] = ("redirect_uri", "http://127.0.0.1:9999/elsewhere");
     let (status, html, _, location) = authorize(&gw, &other).await;
     assert_eq!((status, location), (400, None));
-    assert!(html.contains("redirect address does not match"), "{html}");
+    assert!(
+        html.contains("The address this app wants to send you back to is not one it registered"),
+        "{html}"
+    );
     // Unknown client: page, no redirect.
     let (status, _, _, location) = authorize(&gw, &auth_params("nobody", &ch)).await;
     assert_eq!((status, location), (400, None));
@@ -482,7 +491,7 @@ async fn consent_refusals() {
     // No CSRF cookie: refused.
     let (status, _) = consent(&gw, &html, "other=1", PASS, "write", "approve").await;
     assert_eq!(status, 403);
-    // Wrong passphrases: refused, then slowed down.
+    // Wrong passphrases: refused; the fifth cancels the request (abuse.rs has the rest).
     for _ in 0..5 {
         assert_eq!(
             consent(&gw, &html, &cookie, "wrong passphrase!", "write", "approve").await,
@@ -493,8 +502,8 @@ async fn consent_refusals() {
         consent(&gw, &html, &cookie, PASS, "write", "approve")
             .await
             .0,
-        429,
-        "locked out even for the right one"
+        400,
+        "the request is gone, even for the right passphrase"
     );
     // Deny.
     let gw = oauth_gateway(|_| {}).await;

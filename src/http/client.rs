@@ -1,0 +1,123 @@
+//! Who a request comes from: the TCP peer, or, when that peer is one of `server.trusted_proxies`,
+//! the client the proxy names in `X-Forwarded-For`. Only a trusted proxy's word is taken: anyone
+//! else could put any address there and escape every per-address limit. It also gives an HTTP/2
+//! request the Host header its `:authority` stands for.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use ipnet::IpNet;
+
+use crate::limit::ClientAddr;
+
+#[derive(Debug, Clone, Default)]
+pub struct TrustedProxies(Vec<IpNet>);
+
+impl TrustedProxies {
+    /// `entries`: addresses or CIDRs; the error names the first bad one.
+    pub fn parse(entries: &[String]) -> Result<Self, String> {
+        entries
+            .iter()
+            .map(|e| {
+                e.parse::<IpNet>()
+                    .or_else(|_| e.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| format!("'{e}' is not an address or CIDR"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
+    }
+
+    fn trusts(&self, ip: IpAddr) -> bool {
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+
+    /// The client behind `peer`: walking `X-Forwarded-For` from the right (the entry the nearest
+    /// proxy added), the first address that is not itself a trusted proxy.
+    pub fn client(&self, peer: IpAddr, forwarded_for: &[&str]) -> IpAddr {
+        if !self.trusts(peer) {
+            return peer;
+        }
+        let mut client = peer;
+        for entry in forwarded_for
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .rev()
+        {
+            match entry.parse::<IpAddr>() {
+                Ok(ip) if self.trusts(ip) => client = ip,
+                Ok(ip) => return ip,
+                Err(_) => return client,
+            }
+        }
+        client
+    }
+}
+
+pub async fn client_addr(
+    State(proxies): State<Arc<TrustedProxies>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip())
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    let forwarded: Vec<&str> = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let client = proxies.client(peer, &forwarded);
+    req.extensions_mut().insert(ClientAddr(client));
+    // HTTP/2 names the host in `:authority`, not in a Host header: give every layer after this
+    // one the same place to look (the Host and Origin checks, the issuer a request is answered as).
+    if !req.headers().contains_key(header::HOST)
+        && let Some(value) = req
+            .uri()
+            .authority()
+            .and_then(|a| HeaderValue::from_str(a.as_str()).ok())
+    {
+        req.headers_mut().insert(header::HOST, value);
+    }
+    next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn only_a_trusted_proxy_is_believed() {
+        let p = TrustedProxies::parse(&["127.0.0.1".into(), "10.1.0.0/16".into()]).unwrap();
+        assert_eq!(
+            p.client(ip("127.0.0.1"), &["203.0.113.9"]),
+            ip("203.0.113.9")
+        );
+        // Anyone else's header is ignored.
+        assert_eq!(p.client(ip("192.0.2.1"), &["203.0.113.9"]), ip("192.0.2.1"));
+        // A chain: the rightmost address that is not a proxy; what the client itself wrote to the
+        // left of it is not believed.
+        assert_eq!(
+            p.client(ip("127.0.0.1"), &["6.6.6.6, 203.0.113.9", "10.1.2.3"]),
+            ip("203.0.113.9")
+        );
+        assert_eq!(p.client(ip("127.0.0.1"), &[]), ip("127.0.0.1"));
+        assert_eq!(p.client(ip("127.0.0.1"), &["garbage"]), ip("127.0.0.1"));
+        assert!(TrustedProxies::parse(&["nope".into()]).is_err());
+        assert_eq!(
+            TrustedProxies::default().client(ip("127.0.0.1"), &["1.2.3.4"]),
+            ip("127.0.0.1")
+        );
+    }
+}
