@@ -574,6 +574,7 @@ async fn oauth_write_and_refresh(connector: Connector) {
     let grant = only_grant(&gw, connector);
     assert_eq!(grant.role, "write", "{grant:?}");
     let used = used_refresh_tokens(&gw.settings.data_dir(), &grant.grant_id);
+    println!("{connector:?}: {used} refresh token(s) used");
     assert!(
         used >= 1,
         "{connector:?}: the client refreshed (a used refresh token in the store), {used} used"
