@@ -10,7 +10,8 @@
 //! flow (discovery, registration, PKCE, its loopback callback), the consent page approved in a
 //! real headless Chromium (`$BROWSER` -> tests/browser/browser.sh), a short access-token lifetime,
 //! and the session still working after it: one consent, one grant, a used refresh token in the
-//! gateway's store.
+//! gateway's store. And OAuth with the connector URL given as `http://localhost:PORT/mcp`: the
+//! resource the client asks for is that URL.
 
 mod support;
 
@@ -583,13 +584,19 @@ async fn oauth_write_and_refresh(connector: Connector) {
 
 /// OAuth, read grant approved in the browser: the two read tools only, and no way to write.
 async fn oauth_read(connector: Connector) {
+    oauth_read_at(connector, |url| url.to_owned()).await;
+}
+
+/// `oauth_read` with the connector URL the client is given made from the gateway's by `url`.
+async fn oauth_read_at(connector: Connector, url: impl FnOnce(&str) -> String) {
     ensure_installed();
     let (gw, _data) = oauth_gateway().await;
     let tab = unique_tab(connector, "oauth-read");
+    let url = url(&gw.url);
     let got = run(
         connector,
         [
-            words(&["--url", &gw.url, "--oauth", "list", "call", "mcp_write"]),
+            words(&["--url", &url, "--oauth", "list", "call", "mcp_write"]),
             vec![add_args(&tab, "must not land")],
         ]
         .concat(),
@@ -598,6 +605,16 @@ async fn oauth_read(connector: Connector) {
     )
     .await;
     assert_one_browser_consent(connector, &got, "read");
+    let authorize = url::Url::parse(&got.browser_opens()[0]).expect("authorize URL");
+    let resource = authorize
+        .query_pairs()
+        .find(|(k, _)| k == "resource")
+        .map(|(_, v)| v.into_owned());
+    assert_eq!(
+        resource.as_deref(),
+        Some(url.as_str()),
+        "{connector:?}: the resource is the URL it was given"
+    );
     let r = got.results();
     assert_eq!(r.len(), 2, "{}", got.out);
     assert_eq!(
@@ -638,4 +655,26 @@ async fn inspector_cli_oauth_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fastmcp_oauth_read() {
     oauth_read(Connector::Fastmcp).await;
+}
+
+/// The connector URL as `http://localhost:PORT/mcp` (the gateway listens on 127.0.0.1, no public
+/// URL set): the resource and metadata follow the loopback name the client used, which the
+/// clients check against the URL they were given.
+fn localhost(url: &str) -> String {
+    url.replacen("://127.0.0.1:", "://localhost:", 1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_remote_oauth_via_localhost() {
+    oauth_read_at(Connector::McpRemote, localhost).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_cli_oauth_via_localhost() {
+    oauth_read_at(Connector::Inspector, localhost).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp_oauth_via_localhost() {
+    oauth_read_at(Connector::Fastmcp, localhost).await;
 }
