@@ -9,6 +9,7 @@ bash deploy/install-copyq.sh ip:iproute2 curl:curl
 bash tests/clients/install.sh
 bash tests/browser/install.sh      # Debian's chromium + a pinned Playwright (no browser download)
 bash tests/connectors/install.sh   # Claude Code and Codex CLIs, pinned
+bash tests/connectors2/install.sh  # mcp-remote, MCP Inspector 2.x, fastmcp, pinned
 
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
