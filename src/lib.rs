@@ -10,8 +10,18 @@
 //! - [`backend`] reaches CopyQ, one round trip per operation (the `copyq` CLI, or in memory for
 //!   unit tests).
 //!
+//! Beside them: [`oauth`] is the authorization server for connectors (discovery, registration
+//! and client-ID metadata documents, the consent page, tokens), over [`store`] (SQLite: clients,
+//! grants, revocations, the audit log, retention); [`public`] says which base URL a request is
+//! answered under; [`limit`] and `http::conn` bound what one client can take; [`text`] refuses
+//! names that hide or reorder characters; [`private`] keeps state files 0600 in a 0700 dir.
+//!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
-//! command line, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for tests and [`demo`].
+//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`tls`] the built-in
+//! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
+//! tests and [`demo`].
+
+#![forbid(unsafe_code)]
 
 pub mod app;
 pub mod auth;
