@@ -301,7 +301,8 @@ impl Application {
     ///
     /// Plain HTTP and TLS alike go through axum-server, with hyper's header-read timeout (it runs
     /// whenever a connection waits for a request head, so it closes both a client trickling its
-    /// headers and an idle keep-alive connection) and the connection caps of [`Capped`].
+    /// headers and an idle keep-alive connection) and the connection caps of
+    /// [`crate::http::conn::Capped`].
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         use crate::http::conn::Capped;
         use axum_server::accept::DefaultAcceptor;

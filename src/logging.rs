@@ -28,7 +28,7 @@ const MAX_FIELD_CHARS: usize = 96;
 
 /// A value a client chose (a mode, a tool or app name, a path), fit for one log line: control
 /// and invisible characters escaped (`\n` cannot start a forged line), and cut to
-/// [`MAX_FIELD_CHARS`] characters, saying how long it really was.
+/// 96 characters, saying how long it really was.
 pub fn field(value: &str) -> String {
     let mut out = String::new();
     for (chars, c) in value.chars().enumerate() {

@@ -39,7 +39,7 @@ impl AuthState {
         }
     }
 
-    /// Write the grants' last use every [`LAST_USE_FLUSH`], and once more when `stop` fires. The
+    /// Write the grants' last use every 30 s, and once more when `stop` fires. The
     /// write uses a connection of its own: while another process holds the database's write lock
     /// it may wait, and no request waits with it.
     pub fn flush_last_use(&self, stop: tokio_util::sync::CancellationToken) {
