@@ -467,6 +467,8 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ("mcp_write", r#"{"mode":"update","tab":"workspace/adv-types","index":0,"field":"text","text":"y","edit_mode":"delete"}"#, "error|INVALID_PARAM|Parameter 'edit_mode' must be one of: replace, append, prepend, substitute, remove (got 'delete')"),
     ("mcp_write", r#"{"mode":"add","tab":"workspace/adv-types","text":"x","tags":["a",""]}"#, "error|INVALID_PARAM|Tags must not be empty"),
     ("mcp_write", r#"{"mode":"add","tab":"workspace/adv-types","text":"x","tags":["a\u0000"]}"#, "error|INVALID_PARAM|Tags must not contain control characters"),
+    ("mcp_write", r#"{"mode":"add","tab":"workspace/adv-\u202Eabc","text":"x"}"#, "error|INVALID_PARAM|Invalid tab path: it holds an invisible or direction-changing character (U+202E)"),
+    ("mcp_write", r#"{"mode":"tab_create","path":"workspace/adv\u200Bx"}"#, "error|INVALID_PARAM|Invalid tab path: it holds an invisible or direction-changing character (U+200B)"),
     ("mcp_validate", r#"{"params":{}}"#, "error|MISSING_PARAM|Parameter 'tool' required"),
     ("mcp_validate", r#"{"tool":"delete","params":{}}"#, "error|INVALID_PARAM|Parameter 'tool' must be one of: read, write (got 'delete')"),
     ("mcp_validate", r#"{"tool":"read"}"#, "error|MISSING_PARAM|Parameter 'params' required"),

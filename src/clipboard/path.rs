@@ -197,8 +197,16 @@ fn check_name(input: &str) -> Result<(), PathError> {
     Ok(())
 }
 
-/// A managed path relative to `mcp/`; an explicit `mcp/` prefix is accepted and dropped.
+/// A managed path relative to `mcp/`; an explicit `mcp/` prefix is accepted and dropped. Names an
+/// agent gives tabs must show what they are: characters that hide or reorder text are refused
+/// (`mcp/workspace/\u{202E}abc` would display as another name).
 fn relative(input: &str) -> Result<&str, PathError> {
+    if let Some(c) = crate::text::deceptive_char(input) {
+        return Err(PathError::Invalid(format!(
+            "Invalid tab path: it holds an invisible or direction-changing character ({})",
+            crate::text::code_point(c)
+        )));
+    }
     let rel = input.strip_prefix(MCP_PREFIX).unwrap_or(input);
     let bad = rel
         .split('/')
@@ -209,6 +217,34 @@ fn relative(input: &str) -> Result<&str, PathError> {
         )));
     }
     Ok(rel)
+}
+
+#[cfg(test)]
+mod deceptive_names {
+    use super::*;
+
+    #[test]
+    fn managed_paths_with_hiding_characters_are_invalid() {
+        let roots = Roots::new(
+            vec!["info".into(), "workspace".into()],
+            vec!["workspace".into()],
+        );
+        for (input, c) in [
+            ("workspace/\u{202E}abc", "U+202E"),
+            ("workspace/a\u{200B}b", "U+200B"),
+            ("mcp/workspace/x\u{2066}", "U+2066"),
+            ("info\u{FEFF}", "U+FEFF"),
+        ] {
+            assert_eq!(
+                roots.writable(input, "add"),
+                Err(PathError::Invalid(format!(
+                    "Invalid tab path: it holds an invisible or direction-changing character ({c})"
+                ))),
+                "{input:?}"
+            );
+        }
+        assert!(roots.writable("workspace/проект 🎉", "add").is_ok());
+    }
 }
 
 #[cfg(test)]
