@@ -620,9 +620,9 @@ const TRICKS: &[(&str, &str)] = &[
     ("\u{437}a\u{43c}e\u{442}\u{43a}\u{438}", "PERMISSION_DENIED"), // заметки, Latin a and e
     ("\u{ff49}\u{ff4e}\u{ff46}\u{ff4f}", "PERMISSION_DENIED"), // full-width ｉｎｆｏ
     ("workspace\u{ff0f}adv-src", "PERMISSION_DENIED"), // full-width slash
-    ("workspace\u{200d}/adv-src", "PERMISSION_DENIED"), // zero-width joiner
-    ("\u{200f}info", "PERMISSION_DENIED"), // right-to-left mark
-    ("info\u{200b}", "PERMISSION_DENIED"), // zero-width space
+    ("workspace\u{200d}/adv-src", "INVALID_PARAM"), // zero-width joiner
+    ("\u{200f}info", "INVALID_PARAM"),   // right-to-left mark
+    ("info\u{200b}", "INVALID_PARAM"),   // zero-width space
     ("Info", "PERMISSION_DENIED"),
     ("MCP/info", "PERMISSION_DENIED"),
     ("mcp/mcp/info", "PERMISSION_DENIED"),
