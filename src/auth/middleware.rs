@@ -12,6 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Principal, TokenService};
+use crate::http::HttpError;
 use crate::public::PublicBase;
 use crate::store::Store;
 
@@ -123,7 +124,7 @@ impl AuthState {
             }
             Err(e) => {
                 tracing::error!(error = %e, "token store unavailable");
-                Err((StatusCode::SERVICE_UNAVAILABLE, "Token store unavailable\n").into_response())
+                Err(HttpError::Unavailable("Token store unavailable\n").into_response())
             }
         }
     }

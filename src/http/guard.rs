@@ -14,11 +14,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use url::Url;
 
+use super::HttpError;
 use crate::auth::Principal;
 use crate::limit::RateLimiter;
 use crate::oauth::is_loopback;
@@ -122,12 +123,32 @@ impl OriginPolicy {
 
 /// A refusal a person may meet in the browser (on the consent page) is a page that says what to
 /// do; other clients get one plain line.
-fn refused(path: &str, title: &str, page_text: &str, line: &'static str) -> Response {
+fn refused(
+    path: &str,
+    title: &'static str,
+    page_text: &'static str,
+    line: &'static str,
+) -> HttpError {
     if path == CONSENT_PATH {
-        crate::oauth::refusal_page(StatusCode::FORBIDDEN, title, page_text)
+        HttpError::Page {
+            status: StatusCode::FORBIDDEN,
+            title,
+            message: page_text.into(),
+        }
     } else {
-        (StatusCode::FORBIDDEN, line).into_response()
+        HttpError::Forbidden(line)
     }
+}
+
+/// A whole request gets `limit` to be answered; then 408.
+pub async fn deadline(
+    State(limit): State<std::time::Duration>,
+    req: Request,
+    next: Next,
+) -> Response {
+    tokio::time::timeout(limit, next.run(req))
+        .await
+        .unwrap_or_else(|_| HttpError::Timeout.into_response())
 }
 
 pub async fn check_host(
@@ -151,6 +172,7 @@ pub async fn check_host(
          owner adds its host name to server.allowed_hosts.",
         "Host header is not allowed\n",
     )
+    .into_response()
 }
 
 pub async fn check_origin(
@@ -180,6 +202,7 @@ pub async fn check_origin(
          the owner sets server.public_url to the address shown in your browser's address bar.",
         "Origin not allowed\n",
     )
+    .into_response()
 }
 
 /// After the bearer check: limit each token separately, so one busy client cannot starve others.
@@ -197,14 +220,7 @@ pub async fn rate_limit(
         .unwrap_or_default();
     match limiter.take(&key, Instant::now()) {
         Ok(()) => next.run(req).await,
-        Err(wait) => {
-            let mut res = (StatusCode::TOO_MANY_REQUESTS, "Too many requests\n").into_response();
-            let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
-            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
-                res.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            res
-        }
+        Err(wait) => HttpError::TooManyRequests(wait).into_response(),
     }
 }
 

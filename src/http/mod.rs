@@ -4,12 +4,15 @@
 mod client;
 pub mod conn;
 mod cors;
+pub mod error;
 mod guard;
 mod health;
+pub mod page;
 mod sessions;
 
 pub use crate::limit::RateLimiter;
 pub use client::TrustedProxies;
+pub use error::HttpError;
 pub use guard::{HostPolicy, OriginPolicy};
 
 use std::net::IpAddr;
@@ -19,13 +22,11 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::auth::{AuthState, require_bearer};
@@ -131,9 +132,9 @@ pub fn router(surface: Surface<'_>) -> Router {
             guard::check_host,
         ))
         .layer(from_fn_with_state(Arc::new(proxies), client::client_addr))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
+        .layer(from_fn_with_state(
             Duration::from_millis(limits.request_timeout_ms),
+            guard::deadline,
         ))
         // The request span names the method and path only: a query may hold a token (a client
         // trying `?access_token=`), and the path is escaped to one bounded line.

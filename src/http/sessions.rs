@@ -7,10 +7,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::HttpError;
 use crate::auth::Principal;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -71,7 +72,7 @@ pub async fn bind_sessions(
         && owners.owner(id).as_deref() != Some(caller.as_str())
     {
         tracing::warn!("a session id used by another caller than the one that opened it");
-        return (StatusCode::NOT_FOUND, "Session not found\n").into_response();
+        return HttpError::NoSession.into_response();
     }
     let ends = req.method() == Method::DELETE;
     let res = next.run(req).await;

@@ -14,10 +14,11 @@ use axum::{Extension, Form};
 use url::Url;
 
 use super::cimd::is_document_id;
-use super::consent::{ClientLabel, consent_page, csrf_cookie_name, error_page, refusal_page};
+use super::consent::{ClientLabel, consent_page, csrf_cookie_name};
 use super::passphrase::{self, Refused};
 use super::redirect;
 use super::{OAuthState, Pending, is_this_resource};
+use crate::http::HttpError;
 use crate::limit::ClientAddr;
 use crate::store::{ClientInfo, CodeRecord, now, random_token};
 
@@ -27,10 +28,11 @@ const CODE_TTL_SECS: i64 = 60;
 /// A redirect back to the client: `303 See Other` with `params`, `state` and `iss` added.
 fn back(p: &Pending, params: &[(&str, &str)]) -> Response {
     let Ok(mut url) = Url::parse(&p.redirect_uri) else {
-        return error_page(
+        return HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "The app's redirect address is not valid.",
-        );
+        )
+        .into_response();
     };
     {
         let mut q = url.query_pairs_mut();
@@ -60,10 +62,10 @@ fn back_error(p: &Pending, error: &str, description: &str) -> Response {
 async fn find_client(
     s: &OAuthState,
     client_id: &str,
-) -> Result<(ClientInfo, ClientLabel), Response> {
+) -> Result<(ClientInfo, ClientLabel), HttpError> {
     let unavailable = |e: crate::store::StoreError| {
         tracing::error!(error = %e, "authorize: store unavailable");
-        error_page(
+        HttpError::cannot_connect(
             StatusCode::SERVICE_UNAVAILABLE,
             "The gateway's state database is unavailable. The owner can look at the gateway's log.",
         )
@@ -71,9 +73,9 @@ async fn find_client(
     if is_document_id(client_id) {
         let doc = s.documents.resolve(client_id).await.map_err(|e| {
             tracing::warn!(error = %e, "authorize: client metadata document refused");
-            error_page(
+            HttpError::cannot_connect(
                 StatusCode::BAD_REQUEST,
-                &format!("{e}. The app cannot connect this way; tell its developers."),
+                format!("{e}. The app cannot connect this way; tell its developers."),
             )
         })?;
         let label = ClientLabel::Verified {
@@ -98,7 +100,7 @@ async fn find_client(
             };
             Ok((c, label))
         }
-        None => Err(error_page(
+        None => Err(HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "This app is not known to the gateway (unknown client_id): it may have been removed. \
              Remove the connector in the app and add it again.",
@@ -114,22 +116,23 @@ pub async fn show(
 ) -> Response {
     let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
     if s.openings.take(&addr, Instant::now()).is_err() {
-        return refusal_page(
+        return refusal(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many requests",
             "Too many connection requests came from your address. Wait a minute, then start again from the app.",
-        );
+        ).into_response();
     }
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let Some(client_id) = get("client_id") else {
-        return error_page(
+        return HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "The link names no app (client_id is missing). Start again from the app.",
-        );
+        )
+        .into_response();
     };
     let (client, label) = match find_client(&s, client_id).await {
         Ok(found) => found,
-        Err(page) => return page,
+        Err(page) => return page.into_response(),
     };
     let redirect_uri = match get("redirect_uri") {
         Some(uri)
@@ -142,20 +145,21 @@ pub async fn show(
         }
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
         _ => {
-            return error_page(
+            return HttpError::cannot_connect(
                 StatusCode::BAD_REQUEST,
                 "The address this app wants to send you back to is not one it registered, so the \
                  request was stopped. Start again from the app; if this keeps happening, remove and add the connector again.",
-            );
+            ).into_response();
         }
     };
     if let Err(why) = s.redirects.check(&redirect_uri) {
         tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
-        return error_page(
+        return HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "The app wants to send you back to an address the owner does not allow \
              (oauth.redirect_origins), so the request was stopped.",
-        );
+        )
+        .into_response();
     }
     let issuer = s.issuer(&headers);
     let mut pending = Pending {
@@ -198,11 +202,11 @@ pub async fn show(
         &s.consent(&pending, &request_id, "read", None),
     );
     if !s.open(request_id, pending) {
-        return refusal_page(
+        return refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             "Too many open requests",
             "The gateway holds too many unanswered connection requests. Wait a few minutes, then start again from the app.",
-        );
+        ).into_response();
     }
     res
 }
@@ -232,10 +236,11 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// The form came back unreadable: show a page, not a bare rejection.
 fn unreadable(_: FormRejection) -> Response {
-    error_page(
+    HttpError::cannot_connect(
         StatusCode::BAD_REQUEST,
         "The form could not be read. Start again from the app.",
     )
+    .into_response()
 }
 
 pub async fn decide(
@@ -249,20 +254,21 @@ pub async fn decide(
         Err(e) => return unreadable(e),
     };
     let Some(p) = s.pending().get(&d.request_id).cloned() else {
-        return error_page(
+        return HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "This request has expired (a consent page is valid for 10 minutes) or was already \
              answered. Go back to the app and connect again.",
-        );
+        )
+        .into_response();
     };
     let csrf_ok = cookie(&headers, &csrf_cookie_name(&d.request_id)).is_some_and(|c| c == d.csrf)
         && d.csrf == p.csrf;
     if !csrf_ok {
-        return error_page(
+        return HttpError::cannot_connect(
             StatusCode::FORBIDDEN,
             "This form was not sent from the consent page the gateway showed (its security \
              cookie is missing or does not match; cookies may be blocked). Start again from the app.",
-        );
+        ).into_response();
     }
     if d.action == "deny" {
         s.pending().remove(&d.request_id);
@@ -285,10 +291,10 @@ pub async fn decide(
         }
         Err(e) => {
             tracing::error!(error = %e, "authorize: store unavailable");
-            return error_page(
+            return HttpError::cannot_connect(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The gateway's state database is unavailable. The owner can look at the gateway's log.",
-            );
+            ).into_response();
         }
     };
     let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
@@ -319,10 +325,10 @@ pub async fn decide(
         tracing::warn!(client = %crate::logging::field(p.client.name()), "wrong passphrase on the consent page");
         if attempt.failures >= passphrase::TRIES_PER_REQUEST {
             s.pending().remove(&d.request_id);
-            return error_page(
+            return HttpError::cannot_connect(
                 StatusCode::UNAUTHORIZED,
                 "Too many wrong passphrases for this request, so it was cancelled. Start again from the app.",
-            );
+            ).into_response();
         }
         return again(StatusCode::UNAUTHORIZED, "Wrong passphrase. Try again.");
     }
@@ -355,4 +361,13 @@ fn issue_code(s: &OAuthState, p: &Pending, role: &str) -> Result<String, crate::
     };
     s.store.save_code(&code, &record, now() + CODE_TTL_SECS)?;
     Ok(code)
+}
+
+/// A page titled `title`, saying `message`.
+fn refusal(status: StatusCode, title: &'static str, message: &'static str) -> HttpError {
+    HttpError::Page {
+        status,
+        title,
+        message: message.into(),
+    }
 }

@@ -1,12 +1,15 @@
 //! The consent page: one plain HTML form, no scripts, no external resources. It says who asks
 //! (a verified host, or a self-given name marked unverified), where the browser goes next, what
 //! each role sees, how long access lasts and how to revoke it; asks for the owner's passphrase.
-//! Every refusal a person can meet on the way is a page too. Served with
-//! headers that forbid framing (clickjacking) and caching.
+//! Every refusal a person can meet on the way is a page too ([`crate::http::HttpError::Page`]),
+//! with the same chrome and headers that forbid framing (clickjacking) and caching.
+
+use std::time::Duration;
 
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
-use std::time::Duration;
+use axum::response::Response;
+
+use crate::http::page::{escape, page};
 
 const CSRF_COOKIE: &str = "copyq_mcp_csrf";
 
@@ -14,71 +17,6 @@ const CSRF_COOKIE: &str = "copyq_mcp_csrf";
 /// second tab, a client that opened the link twice) does not overwrite the first one's.
 pub fn csrf_cookie_name(request_id: &str) -> String {
     format!("{CSRF_COOKIE}_{request_id}")
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}\
-code{background:#f2f2f2;padding:.1rem .3rem}code.url{display:inline-block;margin-top:.3rem;word-break:break-all}.msg{color:#b00020}\
-fieldset{border:1px solid #ccc;margin:1rem 0;line-height:1.5}button{margin-right:.5rem;padding:.4rem 1rem}\
-.ok{color:#1b5e20}.warn{color:#8a4b00}";
-
-fn secure(mut res: Response) -> Response {
-    let h = res.headers_mut();
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::REFERRER_POLICY,
-        // Not `no-referrer`: under it a browser sends the form's POST with `Origin: null`. With
-        // `same-origin` the gateway's own origin goes with its own form, and no other site is
-        // told where the person came from (the redirect back to the app carries no Referer).
-        HeaderValue::from_static("same-origin"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    res
-}
-
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-         <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>{body}</body></html>",
-        t = escape(title)
-    );
-    secure((status, Html(html)).into_response())
-}
-
-/// A request that cannot be sent back to the client (unknown client, bad redirect URI, expired).
-pub fn error_page(status: StatusCode, message: &str) -> Response {
-    refusal_page(status, "Cannot connect", message)
-}
-
-/// A page that says what went wrong and what to do next, in a person's words.
-pub fn refusal_page(status: StatusCode, title: &str, message: &str) -> Response {
-    page(
-        status,
-        title,
-        &format!("<p class=\"msg\">{}</p>", escape(message)),
-    )
 }
 
 /// Who is asking, as far as the gateway can tell.

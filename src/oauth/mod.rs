@@ -4,9 +4,6 @@
 //! picks the role, token issue with rotating refresh tokens, and revocation (RFC 7009). Access tokens
 //! are the same role JWTs as the CLI issues, bound to the resource URL and to the grant.
 
-// Handlers return `Result<_, Response>`: the error is the HTTP answer itself, built once per request.
-#![allow(clippy::result_large_err)]
-
 mod authorize;
 pub mod cimd;
 mod consent;
@@ -21,16 +18,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use serde_json::json;
 
+pub use consent::ClientLabel;
 use consent::Consent;
-pub use consent::{ClientLabel, refusal_page};
 pub use redirect::{RedirectPolicy, is_loopback};
 
 use crate::auth::TokenService;
+use crate::http::HttpError;
+use crate::http::error::no_store;
 use crate::limit::RateLimiter;
 use crate::public::PublicBase;
 use crate::store::Store;
@@ -190,22 +187,13 @@ fn is_this_resource(given: &str, issuer: &str) -> bool {
     given == resource(issuer) || given == issuer
 }
 
-/// An OAuth error response (RFC 6749 5.2 / RFC 7591 3.2.2), never cached.
-fn error(status: StatusCode, code: &str, description: &str) -> Response {
-    let mut res = (
-        status,
-        axum::Json(json!({"error": code, "error_description": description})),
-    )
-        .into_response();
-    no_store(&mut res);
-    res
-}
-
-fn no_store(res: &mut Response) {
-    res.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res.headers_mut()
-        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+/// An OAuth error (RFC 6749 5.2 / RFC 7591 3.2.2), answered as JSON, never cached.
+fn error(
+    status: StatusCode,
+    code: &'static str,
+    description: impl Into<std::borrow::Cow<'static, str>>,
+) -> HttpError {
+    HttpError::oauth(status, code, description)
 }
 
 pub fn router(state: Arc<OAuthState>) -> Router {

@@ -12,11 +12,13 @@ use std::time::{Duration, Instant};
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{OAuthState, error, no_store};
+use crate::http::HttpError;
 use crate::limit::ClientAddr;
 use crate::store::{NewClient, now, random_token, secs};
 use crate::text::{code_point, deceptive_char};
@@ -38,7 +40,7 @@ pub fn clean_name(name: &str) -> Result<String, String> {
     Ok(name.trim().chars().take(MAX_NAME_CHARS).collect())
 }
 
-fn bad(description: &str) -> Response {
+fn bad(description: impl Into<std::borrow::Cow<'static, str>>) -> HttpError {
     error(
         StatusCode::BAD_REQUEST,
         "invalid_client_metadata",
@@ -46,7 +48,7 @@ fn bad(description: &str) -> Response {
     )
 }
 
-fn strings(v: &Value, key: &str) -> Result<Option<Vec<String>>, Response> {
+fn strings(v: &Value, key: &str) -> Result<Option<Vec<String>>, HttpError> {
     match v.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(items)) => items
@@ -54,39 +56,37 @@ fn strings(v: &Value, key: &str) -> Result<Option<Vec<String>>, Response> {
             .map(|i| {
                 i.as_str()
                     .map(str::to_owned)
-                    .ok_or_else(|| bad(&format!("{key} must be an array of strings")))
+                    .ok_or_else(|| bad(format!("{key} must be an array of strings")))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
-        Some(_) => Err(bad(&format!("{key} must be an array of strings"))),
+        Some(_) => Err(bad(format!("{key} must be an array of strings"))),
     }
 }
 
 pub async fn register(
     State(s): State<Arc<OAuthState>>,
     client: Option<Extension<ClientAddr>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let key = client.map(|Extension(c)| c.key()).unwrap_or_default();
     if let Err(wait) = s.registrations.take(&key, Instant::now()) {
         tracing::warn!("registration refused: too many from one address");
-        let mut res = error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "temporarily_unavailable",
-            "too many registrations from this address; try again later",
-        );
-        if let Ok(v) = HeaderValue::from_str(&(wait.as_secs_f64().ceil() as u64).max(1).to_string())
-        {
-            res.headers_mut().insert(header::RETRY_AFTER, v);
+        return HttpError::OAuth {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "temporarily_unavailable",
+            description: "too many registrations from this address; try again later".into(),
+            retry_after: Some(wait),
         }
-        return res;
+        .into_response();
     }
-    match register_inner(&s, &body) {
-        Ok(r) | Err(r) => r,
-    }
+    let Ok(body) = body else {
+        return HttpError::TooLarge.into_response();
+    };
+    register_inner(&s, &body).unwrap_or_else(IntoResponse::into_response)
 }
 
-fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
+fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
     let meta: Value =
         serde_json::from_slice(body).map_err(|_| bad("the body must be a JSON object"))?;
     if !meta.is_object() {
@@ -103,7 +103,7 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
     for uri in &redirect_uris {
         s.redirects
             .check(uri)
-            .map_err(|why| error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &why))?;
+            .map_err(|why| error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", why))?;
     }
     let method = match meta.get("token_endpoint_auth_method") {
         None | Some(Value::Null) => "client_secret_basic".to_owned(),
@@ -129,7 +129,7 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, Response> {
         return Err(bad("response_types may only hold code"));
     }
     let name = match meta.get("client_name") {
-        Some(Value::String(n)) if !n.trim().is_empty() => clean_name(n).map_err(|why| bad(&why))?,
+        Some(Value::String(n)) if !n.trim().is_empty() => clean_name(n).map_err(bad)?,
         _ => "Unnamed client".to_owned(),
     };
     let store_err = |e: crate::store::StoreError| {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -17,15 +18,16 @@ use subtle::ConstantTimeEq;
 
 use super::{OAuthState, error, is_this_resource, no_store, resource};
 use crate::auth::{Role, TokenSpec};
+use crate::http::HttpError;
 use crate::store::{ClientInfo, StoreError, Taken, TokenInfo, hash, now, random_token, secs};
 
-type Outcome = Result<Response, Response>;
+type Outcome = Result<Response, HttpError>;
 
 fn form(body: &[u8]) -> HashMap<String, String> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
-fn unavailable(e: StoreError) -> Response {
+fn unavailable(e: StoreError) -> HttpError {
     tracing::error!(error = %e, "token endpoint: store unavailable");
     error(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -34,20 +36,15 @@ fn unavailable(e: StoreError) -> Response {
     )
 }
 
-fn invalid_client() -> Response {
-    let mut res = error(
+fn invalid_client() -> HttpError {
+    error(
         StatusCode::UNAUTHORIZED,
         "invalid_client",
         "unknown client or bad client credentials",
-    );
-    res.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        axum::http::HeaderValue::from_static("Basic"),
-    );
-    res
+    )
 }
 
-fn invalid_grant(description: &str) -> Response {
+fn invalid_grant(description: &'static str) -> HttpError {
     error(StatusCode::BAD_REQUEST, "invalid_grant", description)
 }
 
@@ -56,7 +53,7 @@ fn client(
     s: &OAuthState,
     headers: &HeaderMap,
     f: &HashMap<String, String>,
-) -> Result<ClientInfo, Response> {
+) -> Result<ClientInfo, HttpError> {
     let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -160,7 +157,7 @@ struct Request<'a> {
     form: &'a HashMap<String, String>,
 }
 
-fn check_resource(t: &Request<'_>) -> Result<(), Response> {
+fn check_resource(t: &Request<'_>) -> Result<(), HttpError> {
     match t.form.get("resource") {
         Some(r) if !is_this_resource(r, &t.issuer) => Err(error(
             StatusCode::BAD_REQUEST,
@@ -192,7 +189,7 @@ fn authorization_code(s: &OAuthState, t: &Request<'_>) -> Outcome {
         Taken::Expired => return Err(invalid_grant("the code has expired")),
         Taken::Unknown => return Err(invalid_grant("unknown code")),
     };
-    let revoke = |why: &str| {
+    let revoke = |why: &'static str| {
         let _ = s.store.revoke_grant(&record.grant_id);
         invalid_grant(why)
     };
@@ -246,7 +243,14 @@ fn refresh(s: &OAuthState, t: &Request<'_>) -> Outcome {
     }
 }
 
-pub async fn token(State(s): State<Arc<OAuthState>>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn token(
+    State(s): State<Arc<OAuthState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let Ok(body) = body else {
+        return HttpError::TooLarge.into_response();
+    };
     let f = form(&body);
     let issuer = s.issuer(&headers);
     let outcome = client(&s, &headers, &f).and_then(|c| {
@@ -265,18 +269,23 @@ pub async fn token(State(s): State<Arc<OAuthState>>, headers: HeaderMap, body: B
             )),
         }
     });
-    match outcome {
-        Ok(r) | Err(r) => r,
-    }
+    outcome.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// RFC 7009: a refresh token revokes its grant; an access token is revoked by its id. Always 200
 /// for an authenticated client, whatever the token was.
-pub async fn revoke(State(s): State<Arc<OAuthState>>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn revoke(
+    State(s): State<Arc<OAuthState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let Ok(body) = body else {
+        return HttpError::TooLarge.into_response();
+    };
     let f = form(&body);
     let client = match client(&s, &headers, &f) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(e) => return e.into_response(),
     };
     if let Some(token) = f.get("token") {
         let result = match s.store.refresh_grant(token) {
@@ -303,7 +312,7 @@ pub async fn revoke(State(s): State<Arc<OAuthState>>, headers: HeaderMap, body: 
             Err(e) => Err(e),
         };
         if let Err(e) = result {
-            return unavailable(e);
+            return unavailable(e).into_response();
         }
     }
     let mut res = StatusCode::OK.into_response();
