@@ -57,6 +57,7 @@ fn write_schema() -> Value {
         "properties": {
             "mode": {"type": "string", "enum": ["add", "update", "delete", "move", "tab_create", "tab_delete"]},
             "intent": {"type": "string", "enum": ["execute", "preview"], "default": "execute"},
+            "scope": {"type": "string", "enum": ["mcp", "all", "external"], "default": "mcp", "description": "Accepted as in mcp_read; writes only ever go to managed tabs under mcp/."},
             "tab": {"type": "string", "description": "Managed tab path (info, заметки, workspace/...). Required for add, update, delete, move."},
             "index": {"type": "integer", "description": "Item index. Required for update, delete, move."},
             "text": {"type": "string"},
@@ -143,6 +144,36 @@ pub fn allowed(role: Role, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn properties(schema: &Value) -> Vec<String> {
+        let mut keys: Vec<String> = schema["properties"]
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        keys.sort();
+        keys
+    }
+
+    fn sorted(known: &[&str]) -> Vec<String> {
+        let mut k: Vec<String> = known.iter().map(|s| s.to_string()).collect();
+        k.sort();
+        k
+    }
+
+    /// What a tool advertises is exactly what it accepts: a parameter added to one list and not
+    /// the other fails here.
+    #[test]
+    fn schemas_name_exactly_the_accepted_parameters() {
+        assert_eq!(properties(&read_schema()), sorted(crate::mcp::read::KNOWN));
+        assert_eq!(
+            properties(&write_schema()),
+            sorted(crate::mcp::write::KNOWN)
+        );
+        assert_eq!(
+            properties(&validate_schema()),
+            sorted(crate::mcp::validate::KNOWN)
+        );
+    }
 
     fn names(role: Role) -> Vec<String> {
         tools_for(role)

@@ -7,6 +7,9 @@ use super::Tools;
 use super::args::Args;
 use super::error::ToolError;
 use super::read::ReadQuery;
+
+/// The parameters `mcp_validate` accepts.
+pub(crate) const KNOWN: &[&str] = &["tool", "params"];
 use super::write;
 use crate::auth::Role;
 
@@ -26,7 +29,7 @@ pub async fn call(
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {
     let a = Args::new(args);
-    a.reject_unknown(&["tool", "params"])?;
+    a.reject_unknown(KNOWN)?;
     let tool = a.choice("tool", &["read", "write"], "")?;
     if tool.is_empty() {
         return Err(ToolError::MissingParam {

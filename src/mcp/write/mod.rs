@@ -4,6 +4,8 @@
 //! planned against so a shifted index is refused instead of hitting the wrong item.
 
 mod params;
+#[cfg(test)]
+pub(crate) use params::KNOWN;
 mod plan;
 mod render;
 

@@ -9,7 +9,7 @@ use crate::backend::Item;
 use crate::clipboard::{Roots, TabRef};
 
 pub const MODES: &str = "add, update, delete, move, tab_create, tab_delete";
-const KNOWN: &[&str] = &[
+pub(crate) const KNOWN: &[&str] = &[
     "mode",
     "intent",
     "scope",

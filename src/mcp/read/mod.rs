@@ -1,0 +1,80 @@
+//! `mcp_read`: modes `tree`, `list`, `item` and `search` over managed and external tabs. Reading
+//! never creates a tab, and search runs in the gateway with the linear-time `regex` crate.
+//!
+//! - [`query`]: the arguments as a typed [`ReadQuery`] (parse, don't validate);
+//! - [`tabs`]: which tabs a scope or a name means;
+//! - [`render`]: `tree`, `list`, `item` replies; [`search`]: matching and its reply.
+//!
+//! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; the same
+//! replies against a real CopyQ are in tests/read.rs.
+
+mod query;
+mod render;
+mod search;
+mod tabs;
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+pub(crate) use query::KNOWN;
+pub use query::ReadQuery;
+
+use serde_json::{Map, Value};
+
+use super::Tools;
+use super::error::ToolError;
+use render::{item, list, tree};
+use search::search;
+
+impl ReadQuery {
+    pub async fn run(&self, tools: &Tools) -> Result<String, ToolError> {
+        match self {
+            Self::Tree {
+                scope,
+                max_depth,
+                max_items,
+                show,
+            } => tree(tools, *scope, *max_depth, *max_items, *show).await,
+            Self::List {
+                tab,
+                scope,
+                skip,
+                max_items,
+                show,
+            } => list(tools, tab, *scope, *skip, *max_items, *show).await,
+            Self::Item {
+                tab,
+                scope,
+                index,
+                show,
+            } => item(tools, tab, *scope, *index, *show).await,
+            Self::Search {
+                query,
+                pattern,
+                scope,
+                search_in,
+                skip,
+                max_items,
+                show,
+            } => {
+                search(
+                    tools,
+                    query,
+                    pattern,
+                    *scope,
+                    *search_in,
+                    (*skip, *max_items),
+                    *show,
+                )
+                .await
+            }
+        }
+    }
+}
+
+/// The `mcp_read` tool.
+pub async fn call(tools: &Tools, args: &Map<String, Value>) -> Result<String, ToolError> {
+    let query = ReadQuery::parse(args)?;
+    let _shared = tools.writes.read().await;
+    query.run(tools).await
+}

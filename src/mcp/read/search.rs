@@ -1,0 +1,77 @@
+//! `search`: every item of the scope matched in the gateway (linear-time regex over text, note
+//! and tags), then the page of hits asked for, with the fields that matched.
+
+use regex::Regex;
+
+use super::query::SearchIn;
+use super::tabs::scan;
+use crate::backend::Item;
+use crate::clipboard::Scope;
+use crate::mcp::Tools;
+use crate::mcp::error::ToolError;
+use crate::mcp::format::{Show, one_line, quoted, showing, tag_list};
+
+/// Which of the searched fields of `it` match, in `text,note,tags` order.
+fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if within.text && pattern.is_match(&it.text) {
+        out.push("text");
+    }
+    if within.note && pattern.is_match(&it.note) {
+        out.push("note");
+    }
+    if within.tags && it.tags.iter().any(|t| pattern.is_match(t)) {
+        out.push("tags");
+    }
+    out
+}
+
+pub(super) async fn search(
+    tools: &Tools,
+    query: &str,
+    pattern: &Regex,
+    scope: Scope,
+    within: SearchIn,
+    (skip, max_items): (usize, usize),
+    show: Show,
+) -> Result<String, ToolError> {
+    let pages = scan(tools, scope, None, None).await?;
+    let mut hits = Vec::new();
+    for (tab, page) in &pages {
+        for (i, it) in page.items.iter().enumerate() {
+            let fields = matched_fields(it, pattern, within);
+            if !fields.is_empty() {
+                hits.push((tab, i, it, fields));
+            }
+        }
+    }
+    let total = hits.len();
+    let mut header = format!(
+        "mode:search|query:{}|scope:{}|results:{total}",
+        one_line(query),
+        scope.as_str()
+    );
+    let page: Vec<_> = hits.into_iter().skip(skip).take(max_items).collect();
+    if page.len() < total {
+        header = format!("{header}|{}", showing(skip, page.len()));
+    }
+    let mut lines = vec![header];
+    for (tab, i, it, fields) in page {
+        let mut line = format!("{}[{i}]", tab.shown);
+        if show.text {
+            line = format!("{line}|{}", quoted(&it.text));
+        }
+        if show.tags {
+            line = format!("{line}|{}", tag_list(&it.tags));
+        }
+        if show.note && it.has_note() {
+            line = format!("{line}|note:{}", crate::clipboard::preview(&it.note));
+        }
+        line = format!("{line}|match:{}", fields.join(","));
+        if tab.external {
+            line.push_str("|external");
+        }
+        lines.push(line);
+    }
+    Ok(lines.join("\n"))
+}

@@ -1,0 +1,81 @@
+//! Which tabs a read covers: a scope as a backend selector, every tab of a scope in the order the
+//! reference shows them, and the tab a name means (reads never create one).
+
+use std::cmp::Ordering;
+
+use crate::backend::{ReadRequest, TabPage, TabSelector};
+use crate::clipboard::{MCP_PREFIX, Scope, TabRef};
+use crate::mcp::Tools;
+use crate::mcp::error::ToolError;
+use crate::mcp::format::one_line;
+
+fn selector(scope: Scope) -> TabSelector {
+    match scope {
+        Scope::Mcp => TabSelector::Prefix {
+            prefix: MCP_PREFIX.into(),
+            invert: false,
+        },
+        Scope::External => TabSelector::Prefix {
+            prefix: MCP_PREFIX.into(),
+            invert: true,
+        },
+        Scope::All => TabSelector::All {},
+    }
+}
+
+/// Managed tabs first, then external ones, each by name: the order the reference shows.
+fn by_tab_order(a: &(TabRef, TabPage), b: &(TabRef, TabPage)) -> Ordering {
+    (a.0.external, &a.0.shown).cmp(&(b.0.external, &b.0.shown))
+}
+
+pub(super) async fn scan(
+    tools: &Tools,
+    scope: Scope,
+    limit: Option<usize>,
+    preview: Option<usize>,
+) -> Result<Vec<(TabRef, TabPage)>, ToolError> {
+    let request = ReadRequest {
+        tabs: selector(scope),
+        skip: 0,
+        limit,
+        preview,
+        limits: false,
+    };
+    let mut pages: Vec<(TabRef, TabPage)> = tools
+        .backend
+        .read(&request)
+        .await?
+        .pages
+        .into_iter()
+        .map(|p| (TabRef::from_full(&p.name), p))
+        .collect();
+    pages.sort_by(by_tab_order);
+    Ok(pages)
+}
+
+/// The first of the tabs `input` may mean that exists, read with `request`'s window.
+pub(super) async fn resolve(
+    tools: &Tools,
+    input: &str,
+    scope: Scope,
+    skip: usize,
+    limit: usize,
+    preview: Option<usize>,
+) -> Result<(TabRef, TabPage), ToolError> {
+    let candidates = tools.roots.read_candidates(input, scope)?;
+    let names = candidates.iter().map(|c| c.full.clone()).collect();
+    let request = ReadRequest {
+        tabs: TabSelector::Names { names },
+        skip,
+        limit: Some(limit),
+        preview,
+        limits: false,
+    };
+    let mut pages = tools.backend.read(&request).await?.pages;
+    for candidate in candidates {
+        if let Some(pos) = pages.iter().position(|p| p.name == candidate.full) {
+            return Ok((candidate, pages.swap_remove(pos)));
+        }
+    }
+    Err(ToolError::TabNotFound(one_line(input)))
+}
