@@ -750,3 +750,52 @@ async fn owner_revokes_a_client_and_state_survives_restart() {
         .expect("revoke");
     assert_eq!(mcp_status(&gw, &access).await, 401);
 }
+
+/// A code is bound to its client and its redirect URI: presented by another client, or with
+/// another redirect URI, it is refused and everything it issued is revoked (the code was stolen).
+#[tokio::test]
+async fn a_code_is_bound_to_its_client_and_redirect_uri() {
+    let gw = oauth_gateway(|_| {}).await;
+    let owner = public_client(&gw).await;
+    let thief = public_client(&gw).await;
+    let code = code_for(&gw, &owner, "write").await;
+    let (status, v) = exchange(&gw, &thief, &code, VERIFIER).await;
+    assert_eq!(
+        (status, v["error"].as_str(), v["error_description"].as_str()),
+        (
+            400,
+            Some("invalid_grant"),
+            Some("the code was issued to another client")
+        )
+    );
+    // The code is spent and its grant revoked: the owner cannot use it either now.
+    let (status, v) = exchange(&gw, &owner, &code, VERIFIER).await;
+    assert_eq!((status, v["error"].as_str()), (400, Some("invalid_grant")));
+
+    let code = code_for(&gw, &owner, "write").await;
+    let (status, v, _) = token(
+        &gw,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", "http://127.0.0.1:4567/other"),
+            ("client_id", &owner),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, v["error"].as_str(), v["error_description"].as_str()),
+        (
+            400,
+            Some("invalid_grant"),
+            Some("redirect_uri does not match the authorization request")
+        )
+    );
+    let (status, _) = exchange(&gw, &owner, &code, VERIFIER).await;
+    assert_eq!(status, 400, "spent by the mismatched attempt");
+    // The right client with the right redirect URI still gets a token.
+    let code = code_for(&gw, &owner, "read").await;
+    let (status, v) = exchange(&gw, &owner, &code, VERIFIER).await;
+    assert_eq!(status, 200, "{v}");
+}
