@@ -165,3 +165,49 @@ async fn every_write_is_audited_and_can_be_undone() {
         "{listing}"
     );
 }
+
+/// A move and a tab creation are writes too: each leaves its entry (tab, target, index). Its
+/// tabs do not contain `workspace/audit`, which the test above counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_and_tab_creations_are_audited() {
+    let gw = gateway(copyq()).await;
+    let c = client(&gw.url, &gw.write).await;
+    ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/mv-audited-a", "text": "to move"}),
+    )
+    .await;
+    ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "move", "tab": "workspace/mv-audited-a", "index": 0, "to_tab": "workspace/mv-audited-b"}),
+    )
+    .await;
+    ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "tab_create", "path": "workspace/created-audited"}),
+    )
+    .await;
+    let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
+    let entries = store.audit_since(0, 10_000).expect("audit");
+    let moved: Vec<_> = entries
+        .iter()
+        .filter(|e| e.mode == "move" && e.tab == "mcp/workspace/mv-audited-a")
+        .collect();
+    assert_eq!(moved.len(), 1, "{entries:?}");
+    assert_eq!(
+        (moved[0].to_tab.as_deref(), moved[0].index),
+        (Some("mcp/workspace/mv-audited-b"), Some(0))
+    );
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|e| e.mode == "tab_create" && e.tab == "mcp/workspace/created-audited")
+            .count(),
+        1,
+        "{entries:?}"
+    );
+    assert_eq!(texts("mcp/workspace/mv-audited-b"), ["to move"]);
+}
