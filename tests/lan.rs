@@ -62,8 +62,17 @@ impl Lan {
     /// curl run on the other machine.
     async fn curl(&self, args: Vec<String>) -> (bool, String) {
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.ns, "curl", "-sS", "--max-time", "10"])
-            .args(args);
+        cmd.args([
+            "netns",
+            "exec",
+            &self.ns,
+            "curl",
+            "-sS",
+            "--fail",
+            "--max-time",
+            "10",
+        ])
+        .args(args);
         let out = tokio::task::spawn_blocking(move || cmd.output())
             .await
             .expect("join")

@@ -84,6 +84,18 @@ async fn setup() -> (Gateway, Client) {
     (gw, c)
 }
 
+/// `list` of the whole `info` tab, written out from the seed (not from a reply).
+fn whole_info_list() -> String {
+    let mut lines = vec![
+        "mode:list|tab:info|full_path:mcp/info|total:25|showing:0-24".to_owned(),
+        "0|\"Первый элемент текст вторая строка\"|[important,task]|+note".into(),
+        format!("1|\"{}...\"|[]", &LONG[..77]),
+        format!("2|\"{SPECIAL}\"|[]"),
+    ];
+    lines.extend(item_lines(3..25, ""));
+    lines.join("\n")
+}
+
 fn item_lines(range: std::ops::Range<usize>, sep: &str) -> Vec<String> {
     range.map(|i| format!("{i}{sep}|\"item {i}\"|[]")).collect()
 }
@@ -618,6 +630,7 @@ async fn validate_reads() {
         json!({"mode": "list", "tab": "info", "max_items": 50}),
     )
     .await;
+    assert_eq!(reply, whole_info_list());
     let got = ok(
         &c,
         "mcp_validate",
@@ -628,7 +641,7 @@ async fn validate_reads() {
         got,
         format!(
             "valid:true|warnings:0|estimated_tokens:{}",
-            reply.len().div_ceil(4)
+            whole_info_list().len().div_ceil(4)
         )
     );
     let reply = ok(
@@ -637,6 +650,7 @@ async fn validate_reads() {
         json!({"mode": "list", "tab": "info", "max_items": 100}),
     )
     .await;
+    assert_eq!(reply, whole_info_list());
     let got = ok(
         &c,
         "mcp_validate",
@@ -647,7 +661,7 @@ async fn validate_reads() {
         got,
         format!(
             "valid:true|warnings:1\nwarning|LARGE_RESPONSE|max_items=100 may return large response\nestimated_tokens:{}",
-            reply.len().div_ceil(4)
+            whole_info_list().len().div_ceil(4)
         )
     );
     let got = ok(

@@ -51,7 +51,7 @@ fn generate(dir: &Path) -> (String, String) {
 async fn curl(args: Vec<String>) -> (bool, String) {
     let out = tokio::task::spawn_blocking(move || {
         Command::new("curl")
-            .args(["-sS", "--max-time", "10"])
+            .args(["-sS", "--fail", "--max-time", "10"])
             .args(args)
             .output()
     })

@@ -191,32 +191,51 @@ async fn update_every_allowed_field_and_mode() {
             "mode:item|tab:{tab}|full_path:mcp/{tab}|index:0\ntext:> DONE: fix DONE\n\nДополнение\ntags:[b,c]\nnote:» ПРОВЕРЕНО\n---\nДобавлено"
         )
     );
+    // Each update as the item then reads, whole: text, tags, note.
+    let item_is = |text: &str, tags: &str, note: &str| {
+        format!(
+            "mode:item|tab:{tab}|full_path:mcp/{tab}|index:0\ntext:{text}\ntags:{tags}\nnote:{note}"
+        )
+    };
+    let old_note = "» ПРОВЕРЕНО\n---\nДобавлено";
     for (args, expected) in [
         (
             json!({"field": "text", "text": "Новый текст"}),
-            "text:Новый текст\n",
+            item_is("Новый текст", "[b,c]", old_note),
         ),
         (
             json!({"field": "tags", "tags": ["new-tag1", "new-tag2"], "edit_mode": "replace"}),
-            "tags:[new-tag1,new-tag2]\n",
+            item_is("Новый текст", "[new-tag1,new-tag2]", old_note),
         ),
         (
             json!({"field": "note", "note": "Новая заметка"}),
-            "note:Новая заметка",
+            item_is("Новый текст", "[new-tag1,new-tag2]", "Новая заметка"),
         ),
-        (json!({"field": "tags", "tags": []}), "tags:[]\n"),
-        (json!({"field": "note", "note": ""}), "\nnote:"),
+        (
+            json!({"field": "tags", "tags": []}),
+            item_is("Новый текст", "[]", "Новая заметка"),
+        ),
+        (
+            json!({"field": "note", "note": ""}),
+            item_is("Новый текст", "[]", ""),
+        ),
     ] {
         let mut call = args.clone();
         call["mode"] = json!("update");
         call["tab"] = json!(tab);
         call["index"] = json!(0);
         w(&c, call).await;
-        let got = item(&c, tab, 0).await;
-        assert!(got.contains(expected), "{args} -> {got}");
+        assert_eq!(item(&c, tab, 0).await, expected, "{args}");
     }
-    assert!(
-        item(&c, tab, 0).await.ends_with("\nnote:"),
+    // An empty note removes it: without include_note there is no `+note` marker.
+    assert_eq!(
+        ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "item", "tab": tab, "index": 0})
+        )
+        .await,
+        format!("mode:item|tab:{tab}|full_path:mcp/{tab}|index:0\ntext:Новый текст\ntags:[]"),
         "an empty note removes it"
     );
 }
@@ -543,9 +562,14 @@ async fn validate_writes() {
         json!({"tool": "write", "params": {"mode": "tab_create", "path": "workspace/val-new"}}),
     )
     .await;
-    assert!(
-        got.starts_with("valid:true|warnings:0|estimated_tokens:"),
-        "{got}"
+    let reply =
+        "ok|mode:tab_create|path:workspace/val-new|full_path:mcp/workspace/val-new|status:created";
+    assert_eq!(
+        got,
+        format!(
+            "valid:true|warnings:0|estimated_tokens:{}",
+            reply.len().div_ceil(4)
+        )
     );
     assert_eq!(dump(&mine), before, "validation changed CopyQ");
     assert!(!copyq_tabs(copyq()).contains(&"mcp/workspace/val-new".to_owned()));

@@ -325,9 +325,16 @@ async fn full_flow_refresh_rotation_and_reuse() {
         .expect("refresh")
         .to_owned();
     let c = client(&gw.url, &access).await;
+    let names: Vec<String> = c
+        .list_all_tools()
+        .await
+        .expect("list")
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
     assert_eq!(
-        c.list_all_tools().await.expect("list").len(),
-        3,
+        names,
+        ["mcp_read", "mcp_write", "mcp_validate"],
         "a write grant sees mcp_write"
     );
     drop(c);
