@@ -145,6 +145,45 @@ fn prune_hourly(
     });
 }
 
+/// The built-in TLS config (with its files, for reloading), or none; plain HTTP beyond loopback
+/// only when the owner said so.
+async fn tls_for(
+    settings: &Settings,
+) -> Result<Option<(axum_server::tls_rustls::RustlsConfig, crate::tls::TlsFiles)>, StartError> {
+    let addr = settings.server.bind;
+    match settings.tls_files() {
+        Some(files) => Ok(Some((
+            crate::tls::load(&files).await.map_err(StartError::Tls)?,
+            files,
+        ))),
+        None if addr.ip().is_loopback() => Ok(None),
+        None if settings.server.allow_plain_http => {
+            tracing::warn!(%addr, "serving plain HTTP beyond loopback: tokens and clipboard contents cross the network in the clear");
+            Ok(None)
+        }
+        None => Err(StartError::PlainHttp(addr)),
+    }
+}
+
+/// The authorization server's settings, from `[oauth]`.
+fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthConfig {
+    let o = &settings.oauth;
+    OAuthConfig {
+        base: public.clone(),
+        access_ttl: settings.access_token_ttl(),
+        refresh_ttl: settings.refresh_token_ttl(),
+        redirects: RedirectPolicy::new(o.redirect_origins.clone()),
+        max_clients: o.max_clients,
+        registrations_per_hour: o.registrations_per_hour,
+        authorize_per_minute: o.authorize_per_minute,
+        documents: FetchOptions {
+            allow_private: o.metadata_document_allow_private,
+            extra_roots: (!o.metadata_document_ca_file.is_empty())
+                .then(|| PathBuf::from(&o.metadata_document_ca_file)),
+        },
+    }
+}
+
 pub struct Application {
     listener: TcpListener,
     router: axum::Router,
@@ -163,18 +202,7 @@ impl Application {
     pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
         let addr = settings.server.bind;
-        let tls = match settings.tls_files() {
-            Some(files) => Some((
-                crate::tls::load(&files).await.map_err(StartError::Tls)?,
-                files,
-            )),
-            None if addr.ip().is_loopback() => None,
-            None if settings.server.allow_plain_http => {
-                tracing::warn!(%addr, "serving plain HTTP beyond loopback: tokens and clipboard contents cross the network in the clear");
-                None
-            }
-            None => return Err(StartError::PlainHttp(addr)),
-        };
+        let tls = tls_for(settings).await?;
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| StartError::Bind { addr, source })?;
@@ -197,28 +225,16 @@ impl Application {
             )?
             .with_epoch(store.epoch()),
         );
-        let oauth = if settings.oauth.enabled {
-            let o = &settings.oauth;
-            let config = OAuthConfig {
-                base: public.clone(),
-                access_ttl: settings.access_token_ttl(),
-                refresh_ttl: settings.refresh_token_ttl(),
-                redirects: RedirectPolicy::new(o.redirect_origins.clone()),
-                max_clients: o.max_clients,
-                registrations_per_hour: o.registrations_per_hour,
-                authorize_per_minute: o.authorize_per_minute,
-                documents: FetchOptions {
-                    allow_private: o.metadata_document_allow_private,
-                    extra_roots: (!o.metadata_document_ca_file.is_empty())
-                        .then(|| PathBuf::from(&o.metadata_document_ca_file)),
-                },
-            };
-            Some(Arc::new(
-                OAuthState::new(store.clone(), tokens.clone(), config)
-                    .map_err(StartError::OAuth)?,
-            ))
-        } else {
-            None
+        let oauth = match settings.oauth.enabled {
+            true => Some(Arc::new(
+                OAuthState::new(
+                    store.clone(),
+                    tokens.clone(),
+                    oauth_config(settings, &public),
+                )
+                .map_err(StartError::OAuth)?,
+            )),
+            false => None,
         };
         let auth = AuthState::new(
             tokens,

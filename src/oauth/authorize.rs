@@ -108,6 +108,70 @@ async fn find_client(
     }
 }
 
+/// The redirect URI of the request: one the client registered (a loopback one on any port), or
+/// its only one when the request names none; and at an origin the owner allows.
+fn redirect_uri(
+    s: &OAuthState,
+    client: &ClientInfo,
+    asked: Option<&str>,
+) -> Result<String, HttpError> {
+    let uri = match asked {
+        Some(uri)
+            if client
+                .redirect_uris
+                .iter()
+                .any(|r| redirect::registered(r, uri)) =>
+        {
+            uri.to_owned()
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        _ => {
+            return Err(HttpError::cannot_connect(
+                StatusCode::BAD_REQUEST,
+                "The address this app wants to send you back to is not one it registered, so the \
+                 request was stopped. Start again from the app; if this keeps happening, remove and add the connector again.",
+            ));
+        }
+    };
+    if let Err(why) = s.redirects.check(&uri) {
+        tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
+        return Err(HttpError::cannot_connect(
+            StatusCode::BAD_REQUEST,
+            "The app wants to send you back to an address the owner does not allow \
+             (oauth.redirect_origins), so the request was stopped.",
+        ));
+    }
+    Ok(uri)
+}
+
+/// The rest of the request, once its redirect URI is known (errors go back to the app): the
+/// response type, PKCE S256 (the challenge is kept in `pending`), and the resource.
+fn check_request<'a>(
+    get: &impl Fn(&str) -> Option<&'a str>,
+    pending: &mut Pending,
+) -> Result<(), (&'static str, &'static str)> {
+    if get("response_type") != Some("code") {
+        return Err(("unsupported_response_type", "response_type must be code"));
+    }
+    match (get("code_challenge"), get("code_challenge_method")) {
+        (Some(c), Some("S256")) if (43..=128).contains(&c.len()) => {
+            pending.challenge = c.to_owned()
+        }
+        _ => {
+            return Err((
+                "invalid_request",
+                "PKCE with code_challenge_method S256 is required",
+            ));
+        }
+    }
+    match get("resource") {
+        Some(resource) if !is_this_resource(resource, &pending.issuer) => {
+            Err(("invalid_target", "resource is not this server"))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub async fn show(
     State(s): State<Arc<OAuthState>>,
     headers: HeaderMap,
@@ -134,33 +198,10 @@ pub async fn show(
         Ok(found) => found,
         Err(page) => return page.into_response(),
     };
-    let redirect_uri = match get("redirect_uri") {
-        Some(uri)
-            if client
-                .redirect_uris
-                .iter()
-                .any(|r| redirect::registered(r, uri)) =>
-        {
-            uri.to_owned()
-        }
-        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
-        _ => {
-            return HttpError::cannot_connect(
-                StatusCode::BAD_REQUEST,
-                "The address this app wants to send you back to is not one it registered, so the \
-                 request was stopped. Start again from the app; if this keeps happening, remove and add the connector again.",
-            ).into_response();
-        }
+    let redirect_uri = match redirect_uri(&s, &client, get("redirect_uri")) {
+        Ok(uri) => uri,
+        Err(page) => return page.into_response(),
     };
-    if let Err(why) = s.redirects.check(&redirect_uri) {
-        tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
-        return HttpError::cannot_connect(
-            StatusCode::BAD_REQUEST,
-            "The app wants to send you back to an address the owner does not allow \
-             (oauth.redirect_origins), so the request was stopped.",
-        )
-        .into_response();
-    }
     let issuer = s.issuer(&headers);
     let mut pending = Pending {
         client_id: client.client_id.clone(),
@@ -172,29 +213,8 @@ pub async fn show(
         csrf: random_token(),
         created: Instant::now(),
     };
-    if get("response_type") != Some("code") {
-        return back_error(
-            &pending,
-            "unsupported_response_type",
-            "response_type must be code",
-        );
-    }
-    match (get("code_challenge"), get("code_challenge_method")) {
-        (Some(c), Some("S256")) if (43..=128).contains(&c.len()) => {
-            pending.challenge = c.to_owned()
-        }
-        _ => {
-            return back_error(
-                &pending,
-                "invalid_request",
-                "PKCE with code_challenge_method S256 is required",
-            );
-        }
-    }
-    if let Some(resource) = get("resource")
-        && !is_this_resource(resource, &pending.issuer)
-    {
-        return back_error(&pending, "invalid_target", "resource is not this server");
+    if let Err((error, description)) = check_request(&get, &mut pending) {
+        return back_error(&pending, error, description);
     }
     let request_id = random_token();
     let res = consent_page(
@@ -281,58 +301,12 @@ pub async fn decide(
     if !matches!(d.role.as_str(), "read" | "write") {
         return again(StatusCode::BAD_REQUEST, "Choose Read or Write.");
     }
-    let phc = match s.store.passphrase_hash() {
-        Ok(Some(phc)) => phc,
-        Ok(None) => {
-            return again(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "No owner passphrase is set. Run `copyq-mcp passphrase set` on the gateway's machine, then press Approve again.",
-            );
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "authorize: store unavailable");
-            return HttpError::cannot_connect(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The gateway's state database is unavailable. The owner can look at the gateway's log.",
-            ).into_response();
-        }
-    };
     let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
-    let keys = [format!("ip:{addr}"), format!("req:{}", d.request_id)];
-    let attempt = match s.guesses.begin(&keys).await {
-        Ok(attempt) => attempt,
-        Err(Refused::Wait(wait)) => {
-            return again(
-                StatusCode::TOO_MANY_REQUESTS,
-                &format!(
-                    "Too many wrong passphrases. Wait {} s, then try again.",
-                    wait.as_secs().max(1)
-                ),
-            );
-        }
-        Err(Refused::Busy) => {
-            return again(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The gateway is busy checking other passphrases. Try again in a moment.",
-            );
-        }
-    };
-    let given = d.passphrase.clone();
-    let ok = tokio::task::spawn_blocking(move || passphrase::verify(&given, &phc))
-        .await
-        .unwrap_or(false);
-    if !ok {
-        tracing::warn!(client = %crate::logging::field(p.client.name()), "wrong passphrase on the consent page");
-        if attempt.failures >= passphrase::TRIES_PER_REQUEST {
-            s.pending().remove(&d.request_id);
-            return HttpError::cannot_connect(
-                StatusCode::UNAUTHORIZED,
-                "Too many wrong passphrases for this request, so it was cancelled. Start again from the app.",
-            ).into_response();
-        }
-        return again(StatusCode::UNAUTHORIZED, "Wrong passphrase. Try again.");
+    match check_passphrase(&s, &addr, &d, &p).await {
+        Ok(()) => {}
+        Err(Refusal::Again(status, message)) => return again(status, &message),
+        Err(Refusal::Page(page)) => return page.into_response(),
     }
-    attempt.succeeded();
     s.pending().remove(&d.request_id);
     match issue_code(&s, &p, chosen) {
         Ok(code) => {
@@ -348,6 +322,78 @@ pub async fn decide(
             )
         }
     }
+}
+
+/// Why the passphrase step did not pass: the form again with a message, or a page.
+enum Refusal {
+    Again(StatusCode, String),
+    Page(HttpError),
+}
+
+/// The owner's passphrase, checked within the limits of [`passphrase::Guesses`] (per address and
+/// per request; the fifth wrong one cancels the request).
+async fn check_passphrase(
+    s: &OAuthState,
+    addr: &str,
+    d: &Decision,
+    p: &Pending,
+) -> Result<(), Refusal> {
+    let again = |status, message: &str| Refusal::Again(status, message.to_owned());
+    let phc = match s.store.passphrase_hash() {
+        Ok(Some(phc)) => phc,
+        Ok(None) => {
+            return Err(again(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "No owner passphrase is set. Run `copyq-mcp passphrase set` on the gateway's machine, then press Approve again.",
+            ));
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "authorize: store unavailable");
+            return Err(Refusal::Page(HttpError::cannot_connect(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The gateway's state database is unavailable. The owner can look at the gateway's log.",
+            )));
+        }
+    };
+    let keys = [format!("ip:{addr}"), format!("req:{}", d.request_id)];
+    let attempt = match s.guesses.begin(&keys).await {
+        Ok(attempt) => attempt,
+        Err(Refused::Wait(wait)) => {
+            return Err(again(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "Too many wrong passphrases. Wait {} s, then try again.",
+                    wait.as_secs().max(1)
+                ),
+            ));
+        }
+        Err(Refused::Busy) => {
+            return Err(again(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The gateway is busy checking other passphrases. Try again in a moment.",
+            ));
+        }
+    };
+    let given = d.passphrase.clone();
+    let ok = tokio::task::spawn_blocking(move || passphrase::verify(&given, &phc))
+        .await
+        .unwrap_or(false);
+    if ok {
+        attempt.succeeded();
+        return Ok(());
+    }
+    tracing::warn!(client = %crate::logging::field(p.client.name()), "wrong passphrase on the consent page");
+    if attempt.failures >= passphrase::TRIES_PER_REQUEST {
+        s.pending().remove(&d.request_id);
+        return Err(Refusal::Page(HttpError::cannot_connect(
+            StatusCode::UNAUTHORIZED,
+            "Too many wrong passphrases for this request, so it was cancelled. Start again from the app.",
+        )));
+    }
+    Err(again(
+        StatusCode::UNAUTHORIZED,
+        "Wrong passphrase. Try again.",
+    ))
 }
 
 fn issue_code(s: &OAuthState, p: &Pending, role: &str) -> Result<String, crate::store::StoreError> {
