@@ -144,6 +144,97 @@ pub fn clean_tags(tags: Vec<String>) -> Result<Vec<String>, ToolError> {
     Ok(out)
 }
 
+/// `add`: a non-empty text, clean tags, a note.
+fn add_op(a: &Args<'_>, tab: TabRef) -> Result<WriteOp, ToolError> {
+    let text = a.required_str("text")?;
+    if text.is_empty() {
+        return Err(ToolError::InvalidParam(
+            "Parameter 'text' must not be empty for mode 'add'".into(),
+        ));
+    }
+    let tags = clean_tags(a.string_list("tags")?.unwrap_or_default())?;
+    let note = a.str("note")?.unwrap_or_default().to_owned();
+    Ok(WriteOp::Add {
+        tab,
+        item: Item {
+            text: text.to_owned(),
+            tags,
+            note,
+        },
+    })
+}
+
+/// `update`: the field, an edit mode that field allows, its new value, and for `substitute` the
+/// text to replace.
+fn update_op(a: &Args<'_>, tab: TabRef, mode: &str) -> Result<WriteOp, ToolError> {
+    let index = a.required_int("index")?;
+    let field = match a.choice("field", &["text", "tags", "note"], "")? {
+        "text" => Field::Text,
+        "tags" => Field::Tags,
+        "note" => Field::Note,
+        _ => {
+            return Err(ToolError::MissingParam {
+                param: "field",
+                mode: mode.into(),
+            });
+        }
+    };
+    let edit = match a.choice(
+        "edit_mode",
+        &["replace", "append", "prepend", "substitute", "remove"],
+        "replace",
+    )? {
+        "append" => EditMode::Append,
+        "prepend" => EditMode::Prepend,
+        "substitute" => EditMode::Substitute,
+        "remove" => EditMode::Remove,
+        _ => EditMode::Replace,
+    };
+    let allowed = EditMode::allowed(field);
+    if !allowed.contains(&edit) {
+        let names: Vec<&str> = allowed.iter().map(|m| m.name()).collect();
+        return Err(ToolError::InvalidParam(format!(
+            "edit_mode '{}' is not allowed for field '{}' (allowed: {})",
+            edit.name(),
+            field.name(),
+            names.join(", ")
+        )));
+    }
+    let value = match field {
+        Field::Text => NewValue::Str(a.required_str("text")?.to_owned()),
+        Field::Note => NewValue::Str(a.required_str("note")?.to_owned()),
+        Field::Tags => match a.string_list("tags")? {
+            Some(tags) => NewValue::Tags(clean_tags(tags)?),
+            None => {
+                return Err(ToolError::MissingParam {
+                    param: "tags",
+                    mode: mode.into(),
+                });
+            }
+        },
+    };
+    let matched = match edit {
+        EditMode::Substitute => {
+            let m = a.required_str("match")?;
+            if m.is_empty() {
+                return Err(ToolError::InvalidParam(
+                    "Parameter 'match' must not be empty".into(),
+                ));
+            }
+            Some(m.to_owned())
+        }
+        _ => None,
+    };
+    Ok(WriteOp::Update {
+        tab,
+        index,
+        field,
+        edit,
+        value,
+        matched,
+    })
+}
+
 impl WriteCall {
     pub fn parse(map: &Map<String, Value>, roots: &Roots) -> Result<Self, ToolError> {
         let mut a = Args::new(map);
@@ -155,94 +246,8 @@ impl WriteCall {
             Ok(roots.writable(a.required_str(key)?, operation)?)
         };
         let op = match mode {
-            "add" => {
-                let tab = managed("tab", mode)?;
-                let text = a.required_str("text")?;
-                if text.is_empty() {
-                    return Err(ToolError::InvalidParam(
-                        "Parameter 'text' must not be empty for mode 'add'".into(),
-                    ));
-                }
-                let tags = clean_tags(a.string_list("tags")?.unwrap_or_default())?;
-                let note = a.str("note")?.unwrap_or_default().to_owned();
-                WriteOp::Add {
-                    tab,
-                    item: Item {
-                        text: text.to_owned(),
-                        tags,
-                        note,
-                    },
-                }
-            }
-            "update" => {
-                let tab = managed("tab", mode)?;
-                let index = a.required_int("index")?;
-                let field = match a.choice("field", &["text", "tags", "note"], "")? {
-                    "text" => Field::Text,
-                    "tags" => Field::Tags,
-                    "note" => Field::Note,
-                    _ => {
-                        return Err(ToolError::MissingParam {
-                            param: "field",
-                            mode: mode.into(),
-                        });
-                    }
-                };
-                let edit = match a.choice(
-                    "edit_mode",
-                    &["replace", "append", "prepend", "substitute", "remove"],
-                    "replace",
-                )? {
-                    "append" => EditMode::Append,
-                    "prepend" => EditMode::Prepend,
-                    "substitute" => EditMode::Substitute,
-                    "remove" => EditMode::Remove,
-                    _ => EditMode::Replace,
-                };
-                let allowed = EditMode::allowed(field);
-                if !allowed.contains(&edit) {
-                    let names: Vec<&str> = allowed.iter().map(|m| m.name()).collect();
-                    return Err(ToolError::InvalidParam(format!(
-                        "edit_mode '{}' is not allowed for field '{}' (allowed: {})",
-                        edit.name(),
-                        field.name(),
-                        names.join(", ")
-                    )));
-                }
-                let value = match field {
-                    Field::Text => NewValue::Str(a.required_str("text")?.to_owned()),
-                    Field::Note => NewValue::Str(a.required_str("note")?.to_owned()),
-                    Field::Tags => match a.string_list("tags")? {
-                        Some(tags) => NewValue::Tags(clean_tags(tags)?),
-                        None => {
-                            return Err(ToolError::MissingParam {
-                                param: "tags",
-                                mode: mode.into(),
-                            });
-                        }
-                    },
-                };
-                let matched = match edit {
-                    EditMode::Substitute => {
-                        let m = a.required_str("match")?;
-                        if m.is_empty() {
-                            return Err(ToolError::InvalidParam(
-                                "Parameter 'match' must not be empty".into(),
-                            ));
-                        }
-                        Some(m.to_owned())
-                    }
-                    _ => None,
-                };
-                WriteOp::Update {
-                    tab,
-                    index,
-                    field,
-                    edit,
-                    value,
-                    matched,
-                }
-            }
+            "add" => add_op(&a, managed("tab", mode)?)?,
+            "update" => update_op(&a, managed("tab", mode)?, mode)?,
             "delete" => WriteOp::Delete {
                 tab: managed("tab", mode)?,
                 index: a.required_int("index")?,
