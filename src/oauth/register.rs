@@ -86,7 +86,16 @@ pub async fn register(
     register_inner(&s, &body).unwrap_or_else(IntoResponse::into_response)
 }
 
-fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
+/// What a registration asks for, checked (RFC 7591 2).
+struct Metadata {
+    redirect_uris: Vec<String>,
+    method: String,
+    grant_types: Vec<String>,
+    response_types: Vec<String>,
+    name: String,
+}
+
+fn metadata(s: &OAuthState, body: &[u8]) -> Result<Metadata, HttpError> {
     let meta: Value =
         serde_json::from_slice(body).map_err(|_| bad("the body must be a JSON object"))?;
     if !meta.is_object() {
@@ -132,6 +141,23 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
         Some(Value::String(n)) if !n.trim().is_empty() => clean_name(n).map_err(bad)?,
         _ => "Unnamed client".to_owned(),
     };
+    Ok(Metadata {
+        redirect_uris,
+        method,
+        grant_types,
+        response_types,
+        name,
+    })
+}
+
+fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
+    let Metadata {
+        redirect_uris,
+        method,
+        grant_types,
+        response_types,
+        name,
+    } = metadata(s, body)?;
     let store_err = |e: crate::store::StoreError| {
         tracing::error!(error = %e, "registration failed");
         error(
