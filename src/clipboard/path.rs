@@ -274,7 +274,13 @@ mod tests {
         let c = r.read_candidates("&буфер обмена", Scope::External).unwrap();
         assert_eq!(c, vec![TabRef::from_full("&буфер обмена")]);
         assert!(c[0].external);
-        assert!(r.read_candidates("mcp/info", Scope::External).is_err());
+        assert_eq!(
+            r.read_candidates("mcp/info", Scope::External),
+            Err(PathError::Invalid(
+                "Tab 'mcp/info' is a managed tab, not an external one: use scope 'mcp' or 'all'"
+                    .into()
+            ))
+        );
     }
 
     #[test]
@@ -309,7 +315,12 @@ mod tests {
             );
         }
         let long = "x".repeat(MAX_TAB_CHARS + 1);
-        assert!(r.read_candidates(&long, Scope::Mcp).is_err());
+        assert_eq!(
+            r.read_candidates(&long, Scope::Mcp),
+            Err(PathError::Invalid(format!(
+                "Tab path longer than {MAX_TAB_CHARS} characters"
+            )))
+        );
     }
 
     #[test]
@@ -330,8 +341,16 @@ mod tests {
             r.writable("архив", "add"),
             Err(PathError::NotWritable(_))
         ));
-        assert!(r.sub_tab("workspace", "tab_delete").is_err());
-        assert!(r.sub_tab("workspace/p", "tab_delete").is_ok());
+        assert_eq!(
+            r.sub_tab("workspace", "tab_delete"),
+            Err(PathError::NotWritable(
+                "Operation 'tab_delete' not allowed on 'workspace'".into()
+            ))
+        );
+        assert_eq!(
+            r.sub_tab("workspace/p", "tab_delete").map(|t| t.full),
+            Ok("mcp/workspace/p".to_owned())
+        );
     }
 
     #[test]

@@ -171,7 +171,13 @@ mod tests {
             assert!(p.check(bad).is_err(), "{bad}");
         }
         let any = RedirectPolicy::new(vec!["*".into()]);
-        assert!(any.check("https://my.example/cb").is_ok());
-        assert!(any.check("http://my.example/cb").is_err());
+        assert_eq!(any.check("https://my.example/cb"), Ok(()));
+        assert_eq!(
+            any.check("http://my.example/cb"),
+            Err(
+                "redirect URI 'http://my.example/cb' must be https, or http on a loopback address"
+                    .into()
+            )
+        );
     }
 }
