@@ -412,3 +412,50 @@ async fn a_lost_database_does_not_unrevoke_tokens() {
     assert_eq!(raw_post(&url, Some(&fresh), tools_list).await.0, 200);
     let _ = terminate(child);
 }
+
+/// Registered apps never approved are listed as such, and `clients purge` removes them (and only
+/// them).
+#[test]
+fn the_owner_lists_and_purges_apps_never_approved() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let d = data.path();
+    let store = copyq_mcp::store::Store::open(d).expect("store");
+    let new = |name: &str| copyq_mcp::store::NewClient {
+        name: name.into(),
+        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+        auth_method: "none".into(),
+        secret: None,
+    };
+    let junk = store.register_client(&new("junk app")).expect("register");
+    let kept = store
+        .register_client(&new("approved app"))
+        .expect("register");
+    store.create_grant(&kept, "read").expect("grant");
+    drop(store);
+    let (ok_, listing, err) = run(&["clients", "list"], d, "");
+    assert!(ok_, "{err}");
+    let line = |id: &str| {
+        listing
+            .lines()
+            .find(|l| l.starts_with(id))
+            .map(str::to_owned)
+    };
+    assert!(
+        line(&junk).is_some_and(|l| l.contains("junk app") && l.contains("never approved")),
+        "{listing}"
+    );
+    assert!(
+        line(&kept).is_some_and(|l| l.contains("approved app") && l.ends_with("active")),
+        "{listing}"
+    );
+    let (ok_, _, err) = run(&["clients", "purge"], d, "");
+    assert!(
+        ok_ && err.contains("removed 1 client(s) that were never approved"),
+        "{err}"
+    );
+    let (_, listing, _) = run(&["clients", "list"], d, "");
+    assert!(
+        !listing.contains(&junk) && listing.contains(&kept),
+        "{listing}"
+    );
+}
