@@ -459,3 +459,91 @@ fn the_owner_lists_and_purges_apps_never_approved() {
         "{listing}"
     );
 }
+
+/// `copyq-mcp demo` is configured like `serve` (`--config`, the environment, `--data-dir`), sets
+/// the consent passphrase it is given (or a printed one-time one) and says how to connect an
+/// OAuth client.
+#[tokio::test]
+async fn the_demo_takes_configuration_and_shows_oauth() {
+    use std::io::BufRead;
+    let data = tempfile::tempdir().expect("tempdir");
+    let config = data.path().join("demo.toml");
+    std::fs::write(&config, "[oauth]\nrefresh_token_ttl = \"7d\"\n").expect("config");
+    let mut child = Command::new(BIN)
+        .args(["demo", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(data.path().join("state"))
+        .args(["--passphrase", "a demo passphrase"])
+        .env("COPYQ_MCP__OAUTH__ACCESS_TOKEN_TTL", "5m")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("demo");
+    let mut out = String::new();
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    for line in lines.by_ref() {
+        let line = line.expect("line");
+        out.push_str(&line);
+        out.push('\n');
+        if line.starts_with("Ctrl-C") {
+            break;
+        }
+    }
+    let url = out
+        .lines()
+        .find_map(|l| l.strip_prefix("copyq-mcp demo listening on "))
+        .expect("listening line")
+        .to_owned();
+    assert!(
+        out.contains(&format!(
+            "OAuth: give an MCP client the URL {url} with no token"
+        )) && out.contains("(the one you gave)")
+            && out.contains(&format!("claude mcp add --transport http copyq-demo {url}")),
+        "{out}"
+    );
+    let store =
+        copyq_mcp::store::Store::open(&data.path().join("state")).expect("state in --data-dir");
+    let phc = store.passphrase_hash().expect("read").expect("set");
+    assert!(copyq_mcp::oauth::passphrase::verify(
+        "a demo passphrase",
+        &phc
+    ));
+    // The file and the environment both reached the demo: the consent page says so.
+    let base = url.trim_end_matches("/mcp");
+    let reg: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/register"))
+        .json(&json!({"redirect_uris": ["http://127.0.0.1:9/cb"], "token_endpoint_auth_method": "none"}))
+        .send()
+        .await
+        .expect("register")
+        .json()
+        .await
+        .expect("json");
+    let page = reqwest::Client::new()
+        .get(format!("{base}/authorize"))
+        .query(&[
+            ("response_type", "code"),
+            ("client_id", reg["client_id"].as_str().expect("id")),
+            (
+                "code_challenge",
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            ),
+            ("code_challenge_method", "S256"),
+        ])
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        page.contains("Access lasts 5 minutes at a time")
+            && page.contains("after 7 days without use"),
+        "{page}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
