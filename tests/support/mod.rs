@@ -165,6 +165,7 @@ pub fn spawn_serve(
         .arg(data_dir)
         .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
         .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+        .env("COPYQ_MCP__COPYQ__COMMAND", copyq.cli_command())
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(stderr)
