@@ -17,6 +17,11 @@ set -euo pipefail
 
 MIRROR=${COPYQ_MCP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 MOUNTS=(proc dev dev/pts dev/shm tmp)
+# What a chroot holds; bump RECIPE when it changes, and the next build installs what is missing.
+# copyq-plugins matters: without any plugin CopyQ never applies item_data_threshold, so no format
+# is ever kept in a file (DataFile) - unlike every desktop install, which has the plugins.
+PACKAGES=(copyq copyq-plugins xvfb xauth)
+RECIPE=2
 CHROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 die() { echo "chroot.sh: $*" >&2; exit 1; }
@@ -50,17 +55,25 @@ in_chroot() {
 
 build() {
     local suite=$1 dir=$2 base=$1 target=() started=$SECONDS
-    [[ -f $dir/.copyq-mcp-ready ]] && { do_mount "$dir"; return; }
+    if [[ -f $dir/.copyq-mcp-ready ]] && grep -qx "recipe $RECIPE" "$dir/.copyq-mcp-ready"; then
+        do_mount "$dir"
+        return
+    fi
     case $suite in
         bookworm-backports) base=bookworm target=(-t bookworm-backports) ;;
         trixie | sid) ;;
         *) die "unknown suite $suite (bookworm-backports, trixie or sid)" ;;
     esac
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
+    local log=$dir.log
+    if [[ -f $dir/.copyq-mcp-ready ]]; then
+        echo "chroot.sh: updating $suite in $dir to recipe $RECIPE (log: $log)" >&2
+        install_packages "$suite" "$dir" "$log" "${target[@]}"
+        return
+    fi
     # A half-built chroot from an earlier failed run is started afresh.
     if [[ -e $dir ]]; then do_delete "$dir"; fi
     mkdir -p "$(dirname "$dir")"
-    local log=$dir.log
     echo "chroot.sh: building $suite in $dir (log: $log)" >&2
     if ! debootstrap --variant=minbase "$base" "$dir" "$MIRROR" >"$log" 2>&1; then
         tail -n 20 "$log" >&2
@@ -73,17 +86,24 @@ build() {
     if [[ $suite == bookworm-backports ]]; then
         echo "deb $MIRROR bookworm-backports main" >"$dir/etc/apt/sources.list.d/backports.list"
     fi
+    install_packages "$suite" "$dir" "$log" "${target[@]}"
+    echo "chroot.sh: built in $((SECONDS - started)) s" >&2
+}
+
+install_packages() {
+    local suite=$1 dir=$2 log=$3
+    shift 3
     do_mount "$dir"
     if ! { in_chroot "$dir" apt-get update -qq &&
-        in_chroot "$dir" apt-get install -y -qq --no-install-recommends "${target[@]}" copyq xvfb xauth &&
+        in_chroot "$dir" apt-get install -y -qq --no-install-recommends "$@" "${PACKAGES[@]}" &&
         in_chroot "$dir" apt-get clean; } >>"$log" 2>&1; then
         tail -n 20 "$log" >&2
-        die "the $suite chroot could not be built: installing copyq failed (see $log)"
+        die "the $suite chroot could not be built: installing ${PACKAGES[*]} failed (see $log)"
     fi
     local version
     version=$(version "$dir") || die "the $suite chroot could not be built: its copyq does not run"
-    echo "$version" >"$dir/.copyq-mcp-ready"
-    echo "chroot.sh: $suite ready in $dir: $version (built in $((SECONDS - started)) s)" >&2
+    printf '%s\nrecipe %s\n' "$version" "$RECIPE" >"$dir/.copyq-mcp-ready"
+    echo "chroot.sh: $suite ready in $dir: $version" >&2
 }
 
 version() {
