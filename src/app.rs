@@ -81,8 +81,8 @@ pub async fn backend(settings: &Settings) -> Backend {
         return Backend::Socket(socket);
     }
     match socket.probe().await {
-        Ok(()) => {
-            tracing::info!("talking to CopyQ through its local socket");
+        Ok(layout) => {
+            tracing::info!(layout = %layout.describe(), "talking to CopyQ through its local socket");
             Backend::Socket(socket)
         }
         Err(BackendError::Unavailable | BackendError::Timeout(_)) => {

@@ -94,6 +94,12 @@ pub enum BackendError {
     /// CopyQ took longer than the configured timeout.
     #[error("CopyQ did not answer within {0:?}")]
     Timeout(Duration),
+    /// CopyQ's socket answers in a layout this gateway does not know (a future CopyQ): the
+    /// `auto` backend serves through the CLI instead.
+    #[error(
+        "CopyQ's socket speaks a protocol this gateway does not know ({0}); use copyq.backend = \"cli\""
+    )]
+    Unsupported(String),
     /// CopyQ answered, but with an error or something unexpected.
     #[error("CopyQ failed: {0}")]
     Failed(String),

@@ -1,7 +1,9 @@
 //! CopyQ through its local socket, natively: the same operations and results as the CLI backend,
 //! each in a few pipelined round trips instead of a `copyq` process. One warm connection, re-made
-//! after CopyQ restarts; the server's layout is checked on every connect.
+//! after CopyQ restarts; the server's layout is detected on every connect, so a CopyQ upgraded
+//! under a running gateway (Qt 5 to Qt 6, 6.4 to 17.0) is spoken to in its own layout.
 
+mod data_file;
 mod write;
 
 use std::path::PathBuf;
@@ -11,9 +13,9 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use super::socket::client::{Client, Options};
-use super::socket::probe::{Detected, detect};
+use super::socket::probe::{Detected, Layout, detect};
 use super::socket::slots;
-use super::socket::value::{Call, Map, MapListType, Value, map_get};
+use super::socket::value::{Call, Map, Value, map_get};
 use super::socket::{MAX_FRAME_LEN, SocketError};
 use super::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector, split_tags};
 
@@ -29,7 +31,7 @@ pub struct SocketConfig {
 }
 
 /// The live connection and the layout its server speaks.
-type Connection = Option<(Arc<Client>, MapListType)>;
+type Connection = Option<(Arc<Client>, Layout)>;
 
 #[derive(Debug, Clone)]
 pub struct SocketBackend {
@@ -73,6 +75,11 @@ pub fn map_of(item: &Item) -> Map {
     map
 }
 
+/// A row as the `int` slots take.
+fn row_arg(r: usize) -> i32 {
+    i32::try_from(r).unwrap_or(i32::MAX)
+}
+
 /// Cut to at most `n` UTF-16 units, as the CLI script does (so both backends agree exactly).
 fn cut(s: String, n: Option<usize>) -> String {
     let Some(n) = n else { return s };
@@ -93,13 +100,21 @@ impl SocketBackend {
         }
     }
 
-    /// Connect and check the layout now.
-    pub async fn probe(&self) -> Result<(), BackendError> {
-        self.client().await.map(|_| ())
+    /// Connect and detect the layout now (if not connected): the layout the server speaks.
+    pub async fn probe(&self) -> Result<Layout, BackendError> {
+        self.client().await.map(|(_, layout)| layout)
     }
 
-    /// The live connection, made (and its layout checked) if there is none or it was lost.
-    async fn client(&self) -> Result<(Arc<Client>, MapListType), BackendError> {
+    /// The layout of the live connection, if there is one (no I/O).
+    pub async fn connected_layout(&self) -> Option<Layout> {
+        let conn = self.conn.lock().await;
+        conn.as_ref()
+            .filter(|(c, _)| !c.is_closed())
+            .map(|(_, layout)| *layout)
+    }
+
+    /// The live connection, made (and its layout detected) if there is none or it was lost.
+    async fn client(&self) -> Result<(Arc<Client>, Layout), BackendError> {
         let mut conn = self.conn.lock().await;
         if let Some((c, layout)) = conn.as_ref()
             && !c.is_closed()
@@ -116,13 +131,10 @@ impl SocketBackend {
                 .map_err(failed)?,
         );
         let layout = match detect(&client).await.map_err(failed)? {
-            Detected::Known(layout) => layout.map_list,
-            Detected::Unknown(why) => {
-                return Err(BackendError::Failed(format!(
-                    "CopyQ's socket speaks an unknown protocol ({why}); use copyq.backend = \"cli\""
-                )));
-            }
+            Detected::Known(layout) => layout,
+            Detected::Unknown(why) => return Err(BackendError::Unsupported(why)),
         };
+        tracing::debug!(layout = %layout.describe(), "connected to CopyQ's socket");
         *conn = Some((client.clone(), layout));
         Ok((client, layout))
     }
@@ -143,7 +155,7 @@ impl SocketBackend {
         client.call_many(&calls).await.map_err(failed)
     }
 
-    async fn layout(&self) -> Result<MapListType, BackendError> {
+    async fn layout(&self) -> Result<Layout, BackendError> {
         Ok(self.client().await?.1)
     }
 
@@ -241,27 +253,26 @@ impl SocketBackend {
         limit: usize,
     ) -> Result<Vec<Vec<Item>>, BackendError> {
         let mut calls = Vec::new();
-        let mut counts = Vec::new();
+        let mut rows = Vec::new();
         for (name, total) in names.iter().zip(totals) {
-            let rows: Vec<usize> =
-                (skip..total.min(&skip.saturating_add(limit)).to_owned()).collect();
-            counts.push(rows.len());
-            calls.extend(
-                rows.into_iter()
-                    .map(|r| slots::browser_item_data(name, i32::try_from(r).unwrap_or(i32::MAX))),
-            );
+            let window = skip..*total.min(&skip.saturating_add(limit));
+            rows.push(window.clone());
+            calls.extend(window.map(|r| slots::browser_item_data(name, row_arg(r))));
         }
         let mut replies = self.call_many(calls).await?.into_iter();
-        Ok(counts
-            .into_iter()
-            .map(|n| {
-                replies
-                    .by_ref()
-                    .take(n)
-                    .map(|v| v.as_map().map(item_of).unwrap_or_default())
-                    .collect()
-            })
-            .collect())
+        let mut tabs = Vec::with_capacity(names.len());
+        for (name, window) in names.iter().zip(rows) {
+            let mut maps: Vec<(usize, Map)> = window
+                .map(|r| {
+                    let map = replies.next().and_then(|v| v.as_map().cloned());
+                    (r, map.unwrap_or_default())
+                })
+                .collect();
+            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
+                .await?;
+            tabs.push(maps.iter().map(|(_, m)| item_of(m)).collect());
+        }
+        Ok(tabs)
     }
 
     /// Whole tabs. A selection holds CopyQ's in-memory tab: if another client makes CopyQ unload
@@ -307,16 +318,22 @@ impl SocketBackend {
             calls.push(slots::destroy_selection(*id));
         }
         let replies = self.call_many(calls).await?;
-        Ok(replies
-            .chunks(3)
-            .map(|c| match c.get(1) {
+        let mut tabs = Vec::with_capacity(names.len());
+        for (name, c) in names.iter().zip(replies.chunks(3)) {
+            // A whole-tab selection lists rows 0, 1, ... in order.
+            let mut maps: Vec<(usize, Map)> = match c.get(1) {
                 Some(Value::List(items)) => items
                     .iter()
-                    .map(|v| v.as_map().map(item_of).unwrap_or_default())
+                    .map(|v| v.as_map().cloned().unwrap_or_default())
+                    .enumerate()
                     .collect(),
-                Some(Value::MapList(_, maps)) => maps.iter().map(item_of).collect(),
+                Some(Value::MapList(_, maps)) => maps.iter().cloned().enumerate().collect(),
                 _ => Vec::new(),
-            })
-            .collect())
+            };
+            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
+                .await?;
+            tabs.push(maps.iter().map(|(_, m)| item_of(m)).collect());
+        }
+        Ok(tabs)
     }
 }

@@ -7,6 +7,7 @@ use std::future::Future;
 
 use super::super::socket::slots;
 use super::super::socket::value::{Call, Map, Value, map_get};
+use super::data_file::Formats;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Persisted};
 
@@ -53,16 +54,21 @@ impl SocketBackend {
         Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
     }
 
-    async fn row_data(&self, tab: &str, r: usize) -> Result<Map, BackendError> {
-        Ok(self
+    /// The data of row `r`, with the `formats` CopyQ keeps in files read from them.
+    async fn row_data(&self, tab: &str, r: usize, formats: Formats) -> Result<Map, BackendError> {
+        let map = self
             .call(slots::browser_item_data(tab, row(r)))
             .await?
             .as_map()
             .cloned()
-            .unwrap_or_default())
+            .unwrap_or_default();
+        let mut rows = [(r, map)];
+        self.fill_data_files(tab, &mut rows, formats).await?;
+        let [(_, map)] = rows;
+        Ok(map)
     }
 
-    /// The full data of `r` in `tab`, if it still holds `expect`.
+    /// The full data of `r` in `tab` (every format's content), if it still holds `expect`.
     async fn check_row(&self, tab: &str, r: usize, expect: &Item) -> Result<Map, BackendError> {
         if !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
@@ -71,7 +77,7 @@ impl SocketBackend {
         if r >= count {
             return Err(BackendError::NoSuchRow { count });
         }
-        let data = self.row_data(tab, r).await?;
+        let data = self.row_data(tab, r, Formats::All).await?;
         if item_of(&data) != *expect {
             return Err(BackendError::Conflict);
         }
@@ -180,11 +186,11 @@ impl SocketBackend {
         };
         let layout = self.layout().await?;
         let reply = self
-            .call(slots::browser_insert(layout, tab, 0, vec![data]))
+            .call(slots::browser_insert(layout.map_list, tab, 0, vec![data]))
             .await?;
         ok_or_text(&reply, "insert")?;
         if self.length(tab).await? != before + 1
-            || item_of(&self.row_data(tab, 0).await?) != *expect
+            || item_of(&self.row_data(tab, 0, Formats::Item).await?) != *expect
         {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
@@ -222,10 +228,15 @@ impl SocketBackend {
             }
             let layout = self.layout().await?;
             let reply = self
-                .call(slots::browser_change(layout, tab, row(r), vec![data]))
+                .call(slots::browser_change(
+                    layout.map_list,
+                    tab,
+                    row(r),
+                    vec![data],
+                ))
                 .await?;
             ok_or_text(&reply, "change")?;
-            if item_of(&self.row_data(tab, r).await?) != *item {
+            if item_of(&self.row_data(tab, r, Formats::Item).await?) != *item {
                 return Err(BackendError::Failed("change was not applied".into()));
             }
             Ok(())
@@ -241,8 +252,9 @@ impl SocketBackend {
     ) -> Result<Persisted, BackendError> {
         self.check_row(tab, r, expect).await?;
         let body = || async {
+            let qt = self.layout().await?.qt;
             let reply = self
-                .call(slots::browser_remove_rows(tab, vec![row(r)]))
+                .call(slots::browser_remove_rows(qt, tab, vec![row(r)]))
                 .await?;
             ok_or_text(&reply, "remove")
         };
@@ -264,8 +276,9 @@ impl SocketBackend {
             self.insert_map(to, data, expect).await?;
             self.unload(&[to.to_owned()]).await?;
             self.check_row(from, r, expect).await?;
+            let qt = self.layout().await?.qt;
             let reply = self
-                .call(slots::browser_remove_rows(from, vec![row(r)]))
+                .call(slots::browser_remove_rows(qt, from, vec![row(r)]))
                 .await?;
             ok_or_text(&reply, "remove from source")
         };
@@ -276,13 +289,31 @@ impl SocketBackend {
         if self.exists(tab).await? {
             return Ok(false);
         }
-        // Touching a tab creates it.
-        self.durably(&[tab], || async { self.length(tab).await.map(|_| ()) })
-            .await?;
+        self.durably(&[tab], || self.touch_or_add(tab)).await?;
         if !self.exists(tab).await? {
             return Err(BackendError::Failed("tab was not created".into()));
         }
         Ok(true)
+    }
+
+    /// Touching a tab creates it up to CopyQ 16; 17.0 creates one only for an added item (and
+    /// drops touched tabs from its configuration): then add an empty item and remove it.
+    async fn touch_or_add(&self, tab: &str) -> Result<(), BackendError> {
+        self.length(tab).await?;
+        if self.exists(tab).await? {
+            return Ok(());
+        }
+        let layout = self.layout().await?;
+        let placeholder = vec![(super::MIME_TEXT.to_owned(), Value::bytes(""))];
+        let calls = vec![
+            slots::browser_insert(layout.map_list, tab, 0, vec![placeholder]),
+            slots::browser_remove_rows(layout.qt, tab, vec![0]),
+        ];
+        let replies = self.call_many(calls).await?;
+        for (reply, what) in replies.iter().zip(["insert", "remove"]) {
+            ok_or_text(reply, what)?;
+        }
+        Ok(())
     }
 
     pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {

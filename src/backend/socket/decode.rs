@@ -1,11 +1,11 @@
-//! `QDataStream` decoding (big-endian, Qt 5 layout) of what CopyQ sends. Hostile input never panics
+//! `QDataStream` decoding (big-endian; Qt 5 and Qt 6 builds alike) of what CopyQ sends. Hostile input never panics
 //! and never makes it allocate more than a small multiple of the bytes actually received: every
 //! declared length and count is checked against the bytes left before anything is reserved.
 
 use thiserror::Error;
 
 use super::MAX_DEPTH;
-use super::value::{Map, MapListType, Value, type_id, type_name};
+use super::value::{Dialect, Map, MapListType, Qt, Value, type_id, type_name};
 
 /// Bytes from CopyQ that do not parse as the layout this client knows.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -25,7 +25,7 @@ pub enum DecodeError {
     BadVersion(u32),
     #[error("values nested deeper than {MAX_DEPTH} levels")]
     TooDeep,
-    /// A `QVariant` type this client does not decode (a Qt 6 server's user types are 65536).
+    /// A `QVariant` type this client does not decode.
     #[error("unsupported QVariant type id {0}")]
     UnknownType(u32),
     #[error("unsupported QVariant user type {0:?}")]
@@ -45,11 +45,27 @@ const MIN_MAP_ENTRY: usize = MIN_STRING + MIN_VARIANT;
 /// A cursor over received bytes.
 pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
+    dialect: Dialect,
+    /// The Qt whose user type id the bytes used first, if any user type was read.
+    seen: Option<Qt>,
 }
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes }
+        Self::in_dialect(bytes, Dialect::default())
+    }
+
+    pub(crate) fn in_dialect(bytes: &'a [u8], dialect: Dialect) -> Self {
+        Self {
+            bytes,
+            dialect,
+            seen: None,
+        }
+    }
+
+    /// Which Qt wrote the user types read so far (`None` if there were none).
+    pub(crate) fn seen_qt(&self) -> Option<Qt> {
+        self.seen
     }
 
     pub(crate) fn remaining(&self) -> usize {
@@ -176,8 +192,13 @@ impl<'a> Reader<'a> {
             },
             // Unwrapped: the value inside is what the slot returned.
             type_id::VARIANT => self.variant(depth + 1)?,
-            type_id::USER => self.user_type(depth)?,
-            other => return Err(DecodeError::UnknownType(other)),
+            other => match Qt::of_user_type_id(other) {
+                Some(qt) => {
+                    self.seen.get_or_insert(qt);
+                    self.user_type(depth)?
+                }
+                None => return Err(DecodeError::UnknownType(other)),
+            },
         })
     }
 
@@ -185,7 +206,7 @@ impl<'a> Reader<'a> {
         let raw = self.bytes()?.unwrap_or_default();
         let name = raw.strip_suffix(b"\0").unwrap_or(raw);
         let kind = match name {
-            n if n == type_name::INT_VECTOR.as_bytes() => {
+            n if n == type_name::INT_VECTOR.as_bytes() || n == type_name::INT_LIST.as_bytes() => {
                 let n = self.count(4)?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
@@ -195,6 +216,7 @@ impl<'a> Reader<'a> {
             }
             n if n == type_name::MAP_VECTOR.as_bytes() => MapListType::QVector,
             n if n == type_name::VARIANT_MAP_LIST.as_bytes() => MapListType::VariantMapList,
+            n if n == type_name::DATA_FILE.as_bytes() => return self.data_file(),
             other => {
                 let shown = String::from_utf8_lossy(&other[..other.len().min(64)]);
                 return Err(DecodeError::UnknownUserType(shown.into()));
@@ -207,11 +229,26 @@ impl<'a> Reader<'a> {
         }
         Ok(Value::MapList(kind, maps))
     }
+
+    /// A `DataFile`'s path; from CopyQ 14.0 a has-key flag follows, and the tab's data encryption
+    /// key if set. The key is skipped, never kept: the gateway reads contents through CopyQ.
+    fn data_file(&mut self) -> Result<Value, DecodeError> {
+        let path = self.string()?.unwrap_or_default();
+        if self.dialect.data_file_key && self.take(1)?[0] != 0 {
+            self.bytes()?;
+        }
+        Ok(Value::DataFile(path))
+    }
 }
 
-/// Decode exactly one `QVariant` filling `bytes`.
+/// Decode exactly one Qt 5 `QVariant` filling `bytes`.
 pub fn decode_value(bytes: &[u8]) -> Result<Value, DecodeError> {
-    let mut r = Reader::new(bytes);
+    decode_value_in(bytes, Dialect::default())
+}
+
+/// Decode exactly one `QVariant` filling `bytes`, written in `dialect`.
+pub fn decode_value_in(bytes: &[u8], dialect: Dialect) -> Result<Value, DecodeError> {
+    let mut r = Reader::in_dialect(bytes, dialect);
     let value = r.variant(0)?;
     r.finish()?;
     Ok(value)
@@ -219,8 +256,8 @@ pub fn decode_value(bytes: &[u8]) -> Result<Value, DecodeError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::encode::encode_value;
-    use super::super::value::strategy::arb_value;
+    use super::super::encode::{encode_value, encode_value_in};
+    use super::super::value::strategy::{arb_dialect, arb_value};
     use super::*;
     use proptest::prelude::*;
 
@@ -238,8 +275,30 @@ mod tests {
         }
 
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
-            let _ = decode_value(&bytes);
+        fn round_trips_in_every_dialect(v in arb_value(), dialect in arb_dialect()) {
+            let mut bytes = Vec::new();
+            encode_value_in(&mut bytes, &v, dialect).expect("encodable");
+            prop_assert_eq!(decode_value_in(&bytes, dialect), Ok(v));
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256),
+                                       dialect in arb_dialect()) {
+            let _ = decode_value_in(&bytes, dialect);
+        }
+
+        #[test]
+        fn mutated_qt6_encodings_never_panic(v in arb_value(), at in any::<usize>(), byte in any::<u8>()) {
+            let dialect = Dialect { qt: Qt::V6, data_file_key: true };
+            let mut bytes = Vec::new();
+            encode_value_in(&mut bytes, &v, dialect).expect("encodable");
+            if !bytes.is_empty() {
+                let i = at % bytes.len();
+                bytes[i] = byte;
+            }
+            let _ = decode_value_in(&bytes, dialect);
+            bytes.truncate(at % (bytes.len() + 1));
+            let _ = decode_value_in(&bytes, dialect);
         }
 
         #[test]
@@ -291,12 +350,96 @@ mod tests {
         assert_eq!(decode_value(&bytes), Err(DecodeError::TooDeep));
     }
 
+    /// A user type's header: id, null flag, name with its NUL.
+    fn user(id: u32, name: &str) -> Vec<u8> {
+        let mut b = id.to_be_bytes().to_vec();
+        b.push(0);
+        b.extend(u32::try_from(name.len() + 1).expect("short").to_be_bytes());
+        b.extend(name.as_bytes());
+        b.push(0);
+        b
+    }
+
+    fn qstring(s: &str) -> Vec<u8> {
+        let units: Vec<u8> = s.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let mut b = u32::try_from(units.len())
+            .expect("short")
+            .to_be_bytes()
+            .to_vec();
+        b.extend(units);
+        b
+    }
+
+    /// `selectionGetRows(-1)`'s reply as CopyQ 9.0 (Qt 5) and 10.0/17.0 (Qt 6) send it.
+    #[test]
+    fn row_lists_of_both_qts_decode_and_tell_the_qt() {
+        for (id, name, qt) in [
+            (0x400, "QVector<int>", Qt::V5),
+            (0x1_0000, "QList<int>", Qt::V6),
+        ] {
+            let mut bytes = user(id, name);
+            bytes.extend([0, 0, 0, 2, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xff]);
+            let mut r = Reader::new(&bytes);
+            assert_eq!(r.variant(0), Ok(Value::IntVector(vec![7, -1])));
+            assert_eq!(r.seen_qt(), Some(qt));
+            assert_eq!(r.finish(), Ok(()));
+        }
+        let mut out = Vec::new();
+        let qt6 = Dialect {
+            qt: Qt::V6,
+            data_file_key: false,
+        };
+        encode_value_in(&mut out, &Value::IntVector(vec![]), qt6).expect("encodable");
+        let mut expected = user(0x1_0000, "QList<int>");
+        expected.extend([0, 0, 0, 0]);
+        assert_eq!(out, expected);
+    }
+
+    /// An item whose text is kept in a file, next to a small format, in a map: before 14.0 the
+    /// path alone; from 14.0 a has-key flag and, for an encrypted tab, a key that is skipped.
+    #[test]
+    fn data_files_decode_in_both_layouts_inside_maps() {
+        let path = "/tmp/x/copyq-s/items/ab/cd";
+        let tail = |bytes: &mut Vec<u8>| {
+            bytes.extend(qstring("text/x-small"));
+            bytes.extend([0, 0, 0, 12, 0, 0, 0, 0, 1, b'a']);
+        };
+        let expected = Value::Map(vec![
+            ("text/plain".into(), Value::DataFile(path.into())),
+            ("text/x-small".into(), Value::bytes("a")),
+        ]);
+        let head = |id| {
+            let mut b = vec![0, 0, 0, 8, 0, 0, 0, 0, 2];
+            b.extend(qstring("text/plain"));
+            b.extend(user(id, "DataFile"));
+            b.extend(qstring(path));
+            b
+        };
+        let mut old = head(0x400);
+        tail(&mut old);
+        assert_eq!(decode_value(&old), Ok(expected.clone()));
+        let since_14 = Dialect {
+            qt: Qt::V6,
+            data_file_key: true,
+        };
+        let mut no_key = head(0x1_0000);
+        no_key.push(0);
+        tail(&mut no_key);
+        assert_eq!(decode_value_in(&no_key, since_14), Ok(expected.clone()));
+        let mut with_key = head(0x1_0000);
+        with_key.push(1);
+        with_key.extend([0, 0, 0, 3, 0xde, 0xad, 0xbf]);
+        tail(&mut with_key);
+        assert_eq!(decode_value_in(&with_key, since_14), Ok(expected));
+        // Read in the wrong layout, the bytes do not line up: an error, never a wrong item.
+        assert!(decode_value(&with_key).is_err());
+    }
+
     #[test]
     fn unknown_types_and_trailing_bytes_are_errors() {
-        let qt6_user = [0, 1, 0, 0, 0];
         assert_eq!(
-            decode_value(&qt6_user),
-            Err(DecodeError::UnknownType(65536))
+            decode_value(&[0, 2, 0, 0, 0]),
+            Err(DecodeError::UnknownType(0x2_0000))
         );
         assert_eq!(
             decode_value(&[0, 0, 0, 0, 0, 9]),
