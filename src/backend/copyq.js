@@ -204,6 +204,12 @@
     return durably([req.tab], function () {
       tab(req.tab);
       size();
+      // Touching a tab creates it up to CopyQ 16; 17.0 creates one only for an added item (and
+      // drops touched tabs from its configuration): add an empty item and remove it.
+      if (!exists(req.tab)) {
+        add('');
+        remove(0);
+      }
       if (!exists(req.tab)) throw new Error('tab was not created');
       return { status: 'created' };
     });
