@@ -108,13 +108,11 @@ impl PrivateCopyq {
         if let Some(dir) = &chroot {
             Self::check_tmp_shared(dir)?;
         }
-        // Under /tmp itself (not $TMPDIR): the chroot sees the host's /tmp at the same path.
-        let mut builder = tempfile::Builder::new();
-        builder.prefix("copyq-mcp-");
-        let dir = match chroot {
-            Some(_) => builder.tempdir_in("/tmp")?,
-            None => builder.tempdir()?,
-        };
+        // Under /tmp itself (not $TMPDIR): a chroot sees the host's /tmp at the same path, so the
+        // same sandbox can also serve a CopyQ in a chroot later (see [`Self::use_chroot`]).
+        let dir = tempfile::Builder::new()
+            .prefix("copyq-mcp-")
+            .tempdir_in("/tmp")?;
         for sub in ["config", "data", "run", "cache", "gateway"] {
             std::fs::create_dir_all(dir.path().join(sub))?;
         }
@@ -202,6 +200,17 @@ impl PrivateCopyq {
         let path = self.cli_command();
         std::fs::write(&path, script)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+    }
+
+    /// Start the server from `chroot` (or the host) from the next [`Self::start_server`] on: the
+    /// same session, dirs and display with another CopyQ version, as an upgrade would be.
+    pub fn use_chroot(&mut self, chroot: Option<PathBuf>) -> io::Result<()> {
+        if let Some(root) = &chroot {
+            Self::check_tmp_shared(root)?;
+            self.write_cli_wrapper(root)?;
+        }
+        self.chroot = chroot;
+        Ok(())
     }
 
     /// The chroot CopyQ runs in, if any.

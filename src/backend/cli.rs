@@ -80,6 +80,21 @@ struct RemoveTabsReply {
 }
 
 #[derive(Deserialize)]
+struct PingReply {
+    #[serde(default)]
+    version: String,
+}
+
+/// `6.4.0` from `version()`'s first line (`CopyQ Clipboard Manager v6.4.0`; `9.0.0` without the v).
+fn version_of(text: &str) -> Option<String> {
+    let word = text.lines().next()?.split_whitespace().last()?;
+    let number = word.strip_prefix('v').unwrap_or(word);
+    number
+        .starts_with(|c: char| c.is_ascii_digit())
+        .then(|| number.to_owned())
+}
+
+#[derive(Deserialize)]
 struct RawPage {
     name: String,
     total: usize,
@@ -190,6 +205,18 @@ impl CliBackend {
     pub async fn ping(&self) -> Result<(), BackendError> {
         let _: serde_json::Value = self.eval(&json!({ "op": "ping" })).await?;
         Ok(())
+    }
+
+    pub async fn health(&self) -> super::Health {
+        match self.eval::<PingReply>(&json!({ "op": "ping" })).await {
+            Ok(reply) => super::Health {
+                up: true,
+                backend: "cli",
+                copyq_version: version_of(&reply.version),
+                protocol: None,
+            },
+            Err(_) => super::Health::down("cli"),
+        }
     }
 
     fn command(&self) -> Command {

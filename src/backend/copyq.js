@@ -79,7 +79,7 @@
     return { tabs: tabs, max_items: maxItems };
   }
 
-  function ping() { return { tabs: tab().length }; }
+  function ping() { return { tabs: tab().length, version: String(version()) }; }
 
   // ---- writes ----------------------------------------------------------------------------------
   // A refusal the gateway maps to a precise tool error; nothing has been changed when one is thrown.

@@ -1,6 +1,7 @@
 //! The CopyQ backend: one small, data-shaped interface over the ways of reaching CopyQ. Each operation
 //! is one round trip. Knows nothing of HTTP, MCP or tokens.
 
+mod auto;
 mod cli;
 mod item;
 mod memory;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use thiserror::Error;
 
+pub use auto::AutoBackend;
 pub use cli::{CliBackend, CliConfig};
 pub use item::{Item, join_tags, split_tags};
 pub use memory::MemoryBackend;
@@ -105,11 +107,41 @@ pub enum BackendError {
     Failed(String),
 }
 
+/// What `/healthz` says of CopyQ, besides whether it answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Health {
+    /// Whether CopyQ answered.
+    #[serde(skip)]
+    pub up: bool,
+    /// The backend that serves calls now (`socket`, `cli`, `memory`); when CopyQ is down, the one
+    /// that tried.
+    pub backend: &'static str,
+    /// CopyQ's version, when known: the CLI's `version()`. (No socket slot reports it.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copyq_version: Option<String>,
+    /// The socket layout detected (socket only), e.g. `Qt 6, CopyQ >= 14.0`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+}
+
+impl Health {
+    pub fn down(backend: &'static str) -> Self {
+        Self {
+            up: false,
+            backend,
+            copyq_version: None,
+            protocol: None,
+        }
+    }
+}
+
 /// The implementation chosen from configuration.
 #[derive(Debug, Clone)]
 pub enum Backend {
     Cli(CliBackend),
     Socket(SocketBackend),
+    /// The socket when it can serve, else the CLI, decided per connection.
+    Auto(AutoBackend),
     Memory(MemoryBackend),
 }
 
@@ -119,6 +151,7 @@ macro_rules! dispatch {
         match $self {
             Self::Cli(b) => b.$method($($arg),*).await,
             Self::Socket(b) => b.$method($($arg),*).await,
+            Self::Auto(b) => b.$method($($arg),*).await,
             Self::Memory(b) => b.$method($($arg),*),
         }
     };
@@ -187,5 +220,30 @@ impl Backend {
     /// Whether CopyQ answers at all.
     pub async fn ping(&self) -> Result<(), BackendError> {
         dispatch!(self, ping())
+    }
+
+    /// The backend serving calls now: `cli`, `socket` or `memory`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Cli(_) => "cli",
+            Self::Socket(_) => "socket",
+            Self::Auto(b) => b.current(),
+            Self::Memory(_) => "memory",
+        }
+    }
+
+    /// Whether CopyQ answers, through which backend, and what is known of its version.
+    pub async fn health(&self) -> Health {
+        match self {
+            Self::Cli(b) => b.health().await,
+            Self::Socket(b) => b.health().await,
+            Self::Auto(b) => b.health().await,
+            Self::Memory(_) => Health {
+                up: true,
+                backend: "memory",
+                copyq_version: None,
+                protocol: None,
+            },
+        }
     }
 }

@@ -163,6 +163,18 @@ impl SocketBackend {
         self.tabs().await.map(|_| ())
     }
 
+    pub async fn health(&self) -> super::Health {
+        match (self.probe().await, self.ping().await) {
+            (Ok(layout), Ok(())) => super::Health {
+                up: true,
+                backend: "socket",
+                copyq_version: None,
+                protocol: Some(layout.describe()),
+            },
+            _ => super::Health::down("socket"),
+        }
+    }
+
     pub async fn tabs(&self) -> Result<Vec<String>, BackendError> {
         let call = slots::tabs();
         let reply = self.call(call.clone()).await?;
