@@ -157,3 +157,75 @@ async fn items_kept_in_files_are_read_searched_moved_and_audited() {
     assert!(done, "{out}");
     assert_eq!(texts("mcp/workspace/files-dst"), [text]);
 }
+
+/// CopyQ takes an existing `&mcp/...` (or `m&cp/...`) tab for a missing `mcp/...` one: such a
+/// write would leave mcp/. It is refused, naming the clash, and nothing changes anywhere.
+#[tokio::test]
+async fn a_tab_differing_only_by_ampersand_is_never_written() {
+    let cq = copyq();
+    cq.seed("&mcp/workspace/kh2", &items(&["owner's"]))
+        .expect("seed");
+    cq.seed("m&cp/workspace/kh3", &items(&["owner's too"]))
+        .expect("seed");
+    cq.seed("mcp/workspace/kh-src", &items(&["mine"]))
+        .expect("seed");
+    let gw = gateway(cq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let refusal = |tab: &str, other: &str| {
+        format!(
+            "error|PERMISSION_DENIED|Tab '{tab}' does not exist, and CopyQ would write to its existing tab '{other}' \
+             instead (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or use another name"
+        )
+    };
+    for (tab, other) in [
+        ("workspace/kh2", "&mcp/workspace/kh2"),
+        ("workspace/kh3", "m&cp/workspace/kh3"),
+    ] {
+        let add = json!({"mode": "add", "tab": tab, "text": "x"});
+        assert_eq!(err(&c, "mcp_write", add).await, refusal(tab, other));
+        let create = json!({"mode": "tab_create", "path": tab});
+        assert_eq!(err(&c, "mcp_write", create).await, refusal(tab, other));
+        let mv = json!({"mode": "move", "tab": "workspace/kh-src", "index": 0, "to_tab": tab});
+        assert_eq!(err(&c, "mcp_write", mv).await, refusal(tab, other));
+        let preview = json!({"mode": "add", "tab": tab, "text": "x", "intent": "preview"});
+        assert_eq!(err(&c, "mcp_write", preview).await, refusal(tab, other));
+    }
+    assert_eq!(texts("&mcp/workspace/kh2"), ["owner's"]);
+    assert_eq!(texts("m&cp/workspace/kh3"), ["owner's too"]);
+    assert_eq!(texts("mcp/workspace/kh-src"), ["mine"]);
+    let tabs = copyq_tabs(cq);
+    assert!(
+        !tabs
+            .iter()
+            .any(|t| t == "mcp/workspace/kh2" || t == "mcp/workspace/kh3"),
+        "{tabs:?}"
+    );
+}
+
+/// Should such a tab appear between planning and writing, the backend sees the write land
+/// elsewhere and says so: never "done", never "not applied".
+#[tokio::test]
+async fn a_write_that_landed_in_another_tab_is_reported_as_such() {
+    let cq = copyq();
+    cq.seed("&mcp/workspace/kh4", &items(&["owner's"]))
+        .expect("seed");
+    let gw = gateway(cq).await;
+    let backend = copyq_mcp::app::backend(&gw.settings).await;
+    let got = backend
+        .insert("mcp/workspace/kh4", &Item::new("stray", &[], ""), 200)
+        .await;
+    assert!(
+        matches!(&got, Err(copyq_mcp::backend::BackendError::Misdirected { tab }) if tab == "mcp/workspace/kh4"),
+        "{got:?}"
+    );
+    assert_eq!(texts("&mcp/workspace/kh4"), ["stray", "owner's"]);
+    let created = backend.create_tab("mcp/workspace/kh4").await;
+    assert!(
+        matches!(
+            &created,
+            Err(copyq_mcp::backend::BackendError::Misdirected { .. })
+        ),
+        "{created:?}"
+    );
+    assert!(!copyq_tabs(cq).iter().any(|t| t == "mcp/workspace/kh4"));
+}

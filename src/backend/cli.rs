@@ -56,12 +56,14 @@ struct Reply<T> {
 struct Refusal {
     count: Option<usize>,
     limit: Option<usize>,
+    tab: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct ReadReply {
     tabs: Vec<RawPage>,
     max_items: Option<usize>,
+    all_tabs: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +141,7 @@ impl CliBackend {
         Ok(Snapshot {
             pages,
             max_items: reply.max_items,
+            all_tabs: reply.all_tabs,
         })
     }
 
@@ -286,6 +289,9 @@ impl CliBackend {
                 count: extra.count.unwrap_or(0),
             }),
             (false, _, Some("conflict")) => Err(BackendError::Conflict),
+            (false, _, Some("misdirected")) => Err(BackendError::Misdirected {
+                tab: extra.tab.unwrap_or_default(),
+            }),
             (false, _, Some("tab_full")) => Err(BackendError::TabFull {
                 limit: extra.limit.unwrap_or(0),
             }),

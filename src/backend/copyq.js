@@ -76,7 +76,7 @@
                                      : pageRows(total, req.skip, req.limit, req.preview);
       tabs.push({ name: names[t], total: total, items: items });
     }
-    return { tabs: tabs, max_items: maxItems };
+    return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
   }
 
   function ping() { return { tabs: tab().length, version: String(version()) }; }
@@ -150,12 +150,19 @@
     }
   }
 
+  // CopyQ took another tab for `name` (one whose name differs only by '&'): the write was made
+  // there. Unlike a Refusal, something has changed.
+  function checkLanded(name) {
+    if (!exists(name)) throw new Refusal('misdirected', { tab: name });
+  }
+
   function insertItem(req) {
     checkRoom(req.tab, req.limit);
     return durably([req.tab], function () {
       tab(req.tab);
       var before = size();
       write(0, mimeItem(req.item));
+      checkLanded(req.tab);
       if (size() !== before + 1 || !sameAs(getItem(0), req.item)) throw new Error('insert was not applied');
       return { count: size() };
     });
@@ -191,6 +198,7 @@
       tab(req.to);
       var before = size();
       write(0, data);
+      checkLanded(req.to);
       if (size() !== before + 1 || !sameAs(getItem(0), req.expect)) throw new Error('copy to target was not applied');
       unload(req.to);
       checkRow(req.from, req.row, req.expect);
@@ -210,7 +218,7 @@
         add('');
         remove(0);
       }
-      if (!exists(req.tab)) throw new Error('tab was not created');
+      checkLanded(req.tab);
       return { status: 'created' };
     });
   }

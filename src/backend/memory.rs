@@ -49,6 +49,7 @@ impl MemoryBackend {
         Ok(Snapshot {
             pages: self.pages(req),
             max_items: req.limits.then_some(self.max_items),
+            all_tabs: self.lock().iter().map(|(n, _)| n.clone()).collect(),
         })
     }
 

@@ -5,6 +5,7 @@ mod auto;
 mod cli;
 mod item;
 mod memory;
+pub mod names;
 mod native;
 pub mod socket;
 
@@ -56,11 +57,13 @@ pub struct TabPage {
     pub items: Vec<Item>,
 }
 
-/// What a read returns: the pages, and CopyQ's per-tab item limit (`maxitems`) when asked for.
+/// What a read returns: the pages, CopyQ's per-tab item limit (`maxitems`) when asked for, and the
+/// names of all tabs (to see which tab CopyQ would take for a missing one, see [`names`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     pub pages: Vec<TabPage>,
     pub max_items: Option<usize>,
+    pub all_tabs: Vec<String>,
 }
 
 /// How a write was made durable before it was acknowledged.
@@ -96,6 +99,11 @@ pub enum BackendError {
     /// CopyQ took longer than the configured timeout.
     #[error("CopyQ did not answer within {0:?}")]
     Timeout(Duration),
+    /// The write went to another tab than `tab`: it did not exist, and CopyQ took an existing tab
+    /// whose name differs only by `&` (see [`names`]). Unlike the other refusals, **the write was
+    /// made**, in that other tab.
+    #[error("the write to tab '{tab}' went to another tab CopyQ matched to that name")]
+    Misdirected { tab: String },
     /// CopyQ's socket answers in a layout this gateway does not know (a future CopyQ): the
     /// `auto` backend serves through the CLI instead.
     #[error(

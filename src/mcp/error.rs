@@ -26,6 +26,12 @@ pub enum ToolError {
     /// `PERMISSION_DENIED`: a write outside the writable area.
     #[error("{0}")]
     PermissionDenied(String),
+    /// `PERMISSION_DENIED`: the write was made, but CopyQ made it in another tab than the one
+    /// named (one whose name differs only by `&`); `mcp_write` names that tab when it can.
+    #[error(
+        "CopyQ made this write in another tab than '{0}' (CopyQ ignores '&' in tab names): the change was made there"
+    )]
+    Misdirected(String),
     /// `MISSING_PARAM`: a parameter the mode requires is absent.
     #[error("{}", missing_message(param, mode))]
     MissingParam { param: &'static str, mode: String },
@@ -64,7 +70,7 @@ impl ToolError {
             Self::IndexOutOfBounds { .. } => "INDEX_OUT_OF_BOUNDS",
             Self::InvalidMode { .. } => "INVALID_MODE",
             Self::InvalidParam(_) => "INVALID_PARAM",
-            Self::PermissionDenied(_) => "PERMISSION_DENIED",
+            Self::PermissionDenied(_) | Self::Misdirected(_) => "PERMISSION_DENIED",
             Self::MissingParam { .. } => "MISSING_PARAM",
             Self::MatchNotFound(_) => "MATCH_NOT_FOUND",
             Self::VersionMismatch { .. } => "VERSION_MISMATCH",

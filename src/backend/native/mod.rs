@@ -200,16 +200,19 @@ impl SocketBackend {
     /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
     /// another (whole tabs through selections, which return every row in one reply).
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
-        let all = self.tabs().await?;
+        let all_tabs = self.tabs().await?;
         let names: Vec<String> = match &req.tabs {
-            TabSelector::Names { names } => {
-                names.iter().filter(|n| all.contains(n)).cloned().collect()
-            }
-            TabSelector::Prefix { prefix, invert } => all
-                .into_iter()
-                .filter(|n| n.starts_with(prefix.as_str()) != *invert)
+            TabSelector::Names { names } => names
+                .iter()
+                .filter(|n| all_tabs.contains(n))
+                .cloned()
                 .collect(),
-            TabSelector::All {} => all,
+            TabSelector::Prefix { prefix, invert } => all_tabs
+                .iter()
+                .filter(|n| n.starts_with(prefix.as_str()) != *invert)
+                .cloned()
+                .collect(),
+            TabSelector::All {} => all_tabs.clone(),
         };
         let lengths = self
             .call_many(names.iter().map(|n| slots::browser_length(n)).collect())
@@ -254,7 +257,11 @@ impl SocketBackend {
         } else {
             None
         };
-        Ok(Snapshot { pages, max_items })
+        Ok(Snapshot {
+            pages,
+            max_items,
+            all_tabs,
+        })
     }
 
     async fn windows(

@@ -84,6 +84,16 @@ impl SocketBackend {
         Ok(data)
     }
 
+    /// A write to `tab` that left no tab of that name went to another tab CopyQ matched to it.
+    async fn check_landed(&self, tab: &str) -> Result<(), BackendError> {
+        match self.exists(tab).await? {
+            true => Ok(()),
+            false => Err(BackendError::Misdirected {
+                tab: tab.to_owned(),
+            }),
+        }
+    }
+
     async fn check_room(&self, tab: &str, limit: usize) -> Result<(), BackendError> {
         if self.exists(tab).await? && self.length(tab).await? >= limit {
             return Err(BackendError::TabFull { limit });
@@ -189,6 +199,7 @@ impl SocketBackend {
             .call(slots::browser_insert(layout.map_list, tab, 0, vec![data]))
             .await?;
         ok_or_text(&reply, "insert")?;
+        self.check_landed(tab).await?;
         if self.length(tab).await? != before + 1
             || item_of(&self.row_data(tab, 0, Formats::Item).await?) != *expect
         {
@@ -290,9 +301,7 @@ impl SocketBackend {
             return Ok(false);
         }
         self.durably(&[tab], || self.touch_or_add(tab)).await?;
-        if !self.exists(tab).await? {
-            return Err(BackendError::Failed("tab was not created".into()));
-        }
+        self.check_landed(tab).await?;
         Ok(true)
     }
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::Tools;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, Item};
+use crate::backend::{BackendError, Item, ReadRequest, TabSelector};
 use crate::clipboard::TabRef;
 use crate::store::AuditEntry;
 use params::WriteCall;
@@ -171,11 +171,43 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
             tab.shown
         )),
         BackendError::TabFull { limit } => tab_full(target, limit),
+        BackendError::Misdirected { tab } => ToolError::Misdirected(tab),
         other => other.into(),
     }
 }
 
+/// A write that CopyQ made in another tab than the one planned (it appeared meanwhile, with a name
+/// that differs only by `&`): say where it went, never that it was not made.
+async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
+    let ToolError::Misdirected(full) = &e else {
+        return e;
+    };
+    let all = ReadRequest {
+        tabs: TabSelector::All {},
+        skip: 0,
+        limit: Some(0),
+        preview: None,
+        limits: false,
+    };
+    let landed = match tools.backend.read(&all).await {
+        Ok(snap) => crate::backend::names::clash(full, &snap.all_tabs).map(str::to_owned),
+        Err(_) => None,
+    };
+    let landed = landed.map_or("another tab".to_owned(), |t| format!("its tab '{t}'"));
+    ToolError::PermissionDenied(format!(
+        "CopyQ made this write in {landed} instead of '{full}' (CopyQ ignores '&' in tab names, and \
+         that tab appeared after the write was planned): the change was made there, not in '{full}'"
+    ))
+}
+
 async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
+    match execute_plan(tools, plan).await {
+        Err(e) => Err(misdirected(tools, e).await),
+        ok => ok,
+    }
+}
+
+async fn execute_plan(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
     let persisted = match plan {
