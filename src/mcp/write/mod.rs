@@ -43,7 +43,9 @@ pub async fn call(
         None => None,
     };
     let result = execute(tools, &plan).await;
-    if let (Err(_), Some(store), Some(id)) = (&result, &tools.audit, audit_id)
+    // A misdirected write was made (elsewhere): its record stays.
+    let undone = matches!(&result, Err(e) if !matches!(e, ToolError::Misdirected { .. }));
+    if let (true, Some(store), Some(id)) = (undone, &tools.audit, audit_id)
         && let Err(e) = store.drop_audit(id)
     {
         tracing::error!(error = %e, "cannot withdraw the audit entry of a failed write");
@@ -171,15 +173,15 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
             tab.shown
         )),
         BackendError::TabFull { limit } => tab_full(target, limit),
-        BackendError::Misdirected { tab } => ToolError::Misdirected(tab),
+        BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         other => other.into(),
     }
 }
 
-/// A write that CopyQ made in another tab than the one planned (it appeared meanwhile, with a name
-/// that differs only by `&`): say where it went, never that it was not made.
+/// A write that CopyQ made in another tab than the one planned: say which, when the tab list shows
+/// it, and never that it was not made.
 async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
-    let ToolError::Misdirected(full) = &e else {
+    let ToolError::Misdirected { tab, landed: None } = e else {
         return e;
     };
     let all = ReadRequest {
@@ -190,14 +192,10 @@ async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
         limits: false,
     };
     let landed = match tools.backend.read(&all).await {
-        Ok(snap) => crate::backend::names::clash(full, &snap.all_tabs).map(str::to_owned),
+        Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs).map(str::to_owned),
         Err(_) => None,
     };
-    let landed = landed.map_or("another tab".to_owned(), |t| format!("its tab '{t}'"));
-    ToolError::PermissionDenied(format!(
-        "CopyQ made this write in {landed} instead of '{full}' (CopyQ ignores '&' in tab names, and \
-         that tab appeared after the write was planned): the change was made there, not in '{full}'"
-    ))
+    ToolError::Misdirected { tab, landed }
 }
 
 async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
@@ -331,6 +329,47 @@ mod tests {
             "error|COPYQ_ERROR|Item 1 of 'info' changed in CopyQ while this write was being made; nothing was changed. Read it again and retry"
         );
         assert_eq!(texts(&mem, "mcp/info"), ["new", "a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn a_write_misdirected_by_a_tab_appearing_meanwhile_says_where_it_went() {
+        let (tools, mem) = tools(200);
+        let call = WriteCall::parse(
+            &args(json!({"mode": "add", "tab": "workspace/kh", "text": "x"})),
+            &tools.roots,
+        )
+        .unwrap();
+        let planned = plan(&tools, &call.op, None).await.unwrap();
+        // The owner makes "&mcp/workspace/kh" between planning and executing.
+        mem.create_tab("&mcp/workspace/kh").unwrap();
+        let got = execute(&tools, &planned).await.unwrap_err().line();
+        assert_eq!(
+            got,
+            "error|PERMISSION_DENIED|CopyQ made this write in its tab '&mcp/workspace/kh' instead of \
+             'mcp/workspace/kh' (CopyQ ignores '&' in tab names, and that tab appeared after the write was \
+             planned): the change was made there, not in 'mcp/workspace/kh'"
+        );
+        assert_eq!(texts(&mem, "&mcp/workspace/kh"), ["x"]);
+        // Planned now, the same write is refused before anything is written.
+        let got = call_tool(
+            &tools,
+            json!({"mode": "add", "tab": "workspace/kh", "text": "y"}),
+        )
+        .await;
+        assert_eq!(
+            got,
+            "error|PERMISSION_DENIED|Tab 'workspace/kh' does not exist, and CopyQ would write to its existing tab \
+             '&mcp/workspace/kh' instead (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or \
+             use another name"
+        );
+        assert_eq!(texts(&mem, "&mcp/workspace/kh"), ["x"]);
+    }
+
+    async fn call_tool(tools: &Tools, a: serde_json::Value) -> String {
+        match call(tools, &owner(), &args(a)).await {
+            Ok(text) => text,
+            Err(e) => e.line(),
+        }
     }
 
     #[tokio::test]
