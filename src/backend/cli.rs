@@ -16,6 +16,17 @@ use tokio::sync::Semaphore;
 use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
 const SCRIPT: &str = include_str!("copyq.js");
+
+/// The bundled script, preceded by the write protocol's constants (see [`super::protocol`]).
+fn script() -> &'static str {
+    static WHOLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WHOLE.get_or_init(|| {
+        format!(
+            "var PROTOCOL = {};\n{SCRIPT}",
+            super::protocol::for_script()
+        )
+    })
+}
 /// What the `copyq` client prints when no server answers.
 const NO_SERVER: &str = "Cannot connect to server";
 
@@ -224,7 +235,7 @@ impl CliBackend {
 
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.config.command);
-        cmd.arg("eval").arg("--").arg(SCRIPT);
+        cmd.arg("eval").arg("--").arg(script());
         if let Some(session) = &self.config.session {
             cmd.env("COPYQ_SESSION_NAME", session);
         }

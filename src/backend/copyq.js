@@ -2,10 +2,12 @@
 // The request is JSON on stdin; the reply is one JSON object on stdout:
 // {"ok":true,...} or {"ok":false,"error":"..."}. User data never enters the script text.
 // All work for one tool call happens here, so each call costs one process.
+// PROTOCOL (prepended by the gateway) holds the constants of the durable-write protocol
+// (src/backend/protocol.rs), which the writes below follow step for step.
 (function () {
-  var MIME_TEXT = 'text/plain';
-  var MIME_NOTE = 'application/x-copyq-item-notes';
-  var MIME_TAGS = 'application/x-copyq-tags';
+  var MIME_TEXT = PROTOCOL.MIME_TEXT;
+  var MIME_NOTE = PROTOCOL.MIME_NOTE;
+  var MIME_TAGS = PROTOCOL.MIME_TAGS;
 
   function s(bytes) { return bytes === undefined ? '' : str(bytes); }
 
@@ -85,9 +87,7 @@
   // A refusal the gateway maps to a precise tool error; nothing has been changed when one is thrown.
   function Refusal(code, extra) { this.refusal = code; this.extra = extra || {}; }
 
-  var SAVE_DELAYS = ['save_delay_ms_on_item_added', 'save_delay_ms_on_item_removed',
-                     'save_delay_ms_on_item_moved', 'save_delay_ms_on_item_modified',
-                     'save_delay_ms_on_item_edited'];
+  var SAVE_DELAYS = PROTOCOL.SAVE_DELAYS;
 
   // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
   // reply: unload (= save now) every touched tab after the write. A tab CopyQ will not unload (open
@@ -95,19 +95,25 @@
   // the duration of the write so the change itself schedules an immediate save.
   function durably(names, body) {
     var created = names.some(function (n) { return !exists(n); });
+    // write protocol: unload
     var pinned = names.filter(function (n) { return exists(n) && unload(n).indexOf(n) === -1; });
     var old = null;
     if (pinned.length) {
+      // write protocol: zero-delays
       old = SAVE_DELAYS.map(function (k) { return config(k); });
       SAVE_DELAYS.forEach(function (k) { config(k, 0); });
     }
     var result;
     try {
+      // write protocol: body (verify is each body's last part)
       result = body();
     } finally {
+      // write protocol: restore-delays
       if (old) SAVE_DELAYS.forEach(function (k, i) { config(k, old[i]); });
     }
+    // write protocol: unload-after
     names.forEach(function (n) { if (exists(n)) unload(n); });
+    // write protocol: flush-tab-list
     if (created) flushTabList();
     result.persisted = pinned.length ? 'save_delay' : 'unload';
     return result;
@@ -130,7 +136,7 @@
         && s(data[MIME_NOTE]) === it.note;
   }
 
-  // Select `name` and check `row` still holds `expect`.
+  // Select `name` and check `row` still holds `expect`. (write protocol: check)
   function checkRow(name, row, expect) {
     if (!exists(name)) throw new Refusal('no_tab');
     tab(name);
@@ -162,6 +168,7 @@
       tab(req.tab);
       var before = size();
       write(0, mimeItem(req.item));
+      // write protocol: verify
       checkLanded(req.tab);
       if (size() !== before + 1 || !sameAs(getItem(0), req.item)) throw new Error('insert was not applied');
       return { count: size() };

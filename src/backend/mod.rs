@@ -7,6 +7,7 @@ mod item;
 mod memory;
 pub mod names;
 mod native;
+pub mod protocol;
 pub mod socket;
 
 use std::time::Duration;

@@ -19,9 +19,7 @@ use super::socket::value::{Call, Map, Value, map_get};
 use super::socket::{MAX_FRAME_LEN, SocketError};
 use super::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector, split_tags};
 
-pub const MIME_TEXT: &str = "text/plain";
-pub const MIME_TAGS: &str = "application/x-copyq-tags";
-pub const MIME_NOTE: &str = "application/x-copyq-item-notes";
+pub use super::protocol::{MIME_NOTE, MIME_TAGS, MIME_TEXT};
 
 #[derive(Debug, Clone)]
 pub struct SocketConfig {

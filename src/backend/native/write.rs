@@ -1,7 +1,5 @@
-//! Writes over the socket, step for step as the CLI script makes them: checked against the item
-//! the gateway planned with, refused before CopyQ would evict, and durable before the reply (the
-//! touched tabs unloaded, or for a tab open in CopyQ's window the save delays zeroed around the
-//! write; CopyQ's tab list flushed when a tab was created or removed).
+//! Writes over the socket, following the durable-write protocol of [`crate::backend::protocol`]
+//! step for step (a comment marks each step), as the CLI script does.
 
 use std::future::Future;
 
@@ -11,13 +9,7 @@ use super::data_file::Formats;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Persisted};
 
-const SAVE_DELAYS: [&str; 5] = [
-    "save_delay_ms_on_item_added",
-    "save_delay_ms_on_item_removed",
-    "save_delay_ms_on_item_moved",
-    "save_delay_ms_on_item_modified",
-    "save_delay_ms_on_item_edited",
-];
+use crate::backend::protocol::SAVE_DELAYS;
 
 fn row(r: usize) -> i32 {
     i32::try_from(r).unwrap_or(i32::MAX)
@@ -69,6 +61,7 @@ impl SocketBackend {
     }
 
     /// The full data of `r` in `tab` (every format's content), if it still holds `expect`.
+    /// (write protocol: check)
     async fn check_row(&self, tab: &str, r: usize, expect: &Item) -> Result<Map, BackendError> {
         if !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
@@ -139,18 +132,22 @@ impl SocketBackend {
             .map(|n| n.to_string())
             .collect();
         let created = existing.len() < names.len();
+        // write protocol: unload
         let unloaded = self.unload(&existing).await?;
         let pinned = existing.iter().any(|n| !unloaded.contains(n));
         let mut old = Vec::new();
         if pinned {
+            // write protocol: zero-delays
             for k in SAVE_DELAYS {
                 old.push(self.config_text(k).await?);
             }
             self.call_many(SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect())
                 .await?;
         }
+        // write protocol: body (verify is each body's last part)
         let result = body().await;
         if pinned {
+            // write protocol: restore-delays
             self.call_many(
                 SAVE_DELAYS
                     .iter()
@@ -169,8 +166,10 @@ impl SocketBackend {
                 .map(|n| n.to_string())
                 .collect()
         };
+        // write protocol: unload-after
         self.unload(&now).await?;
         if created {
+            // write protocol: flush-tab-list
             self.flush_tab_list().await?;
         }
         Ok((
@@ -199,6 +198,7 @@ impl SocketBackend {
             .call(slots::browser_insert(layout.map_list, tab, 0, vec![data]))
             .await?;
         ok_or_text(&reply, "insert")?;
+        // write protocol: verify
         self.check_landed(tab).await?;
         if self.length(tab).await? != before + 1
             || item_of(&self.row_data(tab, 0, Formats::Item).await?) != *expect
