@@ -168,9 +168,7 @@ impl PrivateCopyq {
             server: None,
             chroot,
         };
-        if let Some(root) = me.chroot.clone() {
-            me.write_cli_wrapper(&root)?;
-        }
+        me.write_cli_wrapper()?;
         me.start_server()?;
         Ok(me)
     }
@@ -191,11 +189,20 @@ impl PrivateCopyq {
         )))
     }
 
-    /// `copyq` for the CLI backend: the chroot's client, run inside it with the caller's environment.
-    fn write_cli_wrapper(&self, root: &Path) -> io::Result<()> {
+    /// `copyq` for the CLI backend: the host's or the chroot's client (run inside it), with this
+    /// sandbox's data dir: the client makes its log dir there, not in the user's ~/.local/share.
+    fn write_cli_wrapper(&self) -> io::Result<()> {
+        let data = self.dir.path().join("data");
+        let run = match &self.chroot {
+            None => "copyq".to_owned(),
+            Some(root) => format!(
+                "chroot '{}' /usr/bin/env {CHROOT_PATH} copyq",
+                root.display()
+            ),
+        };
         let script = format!(
-            "#!/bin/sh\nexec chroot '{}' /usr/bin/env {CHROOT_PATH} copyq \"$@\"\n",
-            root.display()
+            "#!/bin/sh\nexport XDG_DATA_HOME='{}'\nexec {run} \"$@\"\n",
+            data.display()
         );
         let path = self.cli_command();
         std::fs::write(&path, script)?;
@@ -207,10 +214,9 @@ impl PrivateCopyq {
     pub fn use_chroot(&mut self, chroot: Option<PathBuf>) -> io::Result<()> {
         if let Some(root) = &chroot {
             Self::check_tmp_shared(root)?;
-            self.write_cli_wrapper(root)?;
         }
         self.chroot = chroot;
-        Ok(())
+        self.write_cli_wrapper()
     }
 
     /// The chroot CopyQ runs in, if any.
@@ -218,12 +224,9 @@ impl PrivateCopyq {
         self.chroot.as_deref()
     }
 
-    /// What the CLI backend runs as `copyq`: the host's, or a wrapper running the chroot's.
+    /// What the CLI backend runs as `copyq`: a wrapper running the host's or the chroot's.
     pub fn cli_command(&self) -> PathBuf {
-        match self.chroot {
-            Some(_) => self.dir.path().join("copyq"),
-            None => PathBuf::from("copyq"),
-        }
+        self.dir.path().join("copyq")
     }
 
     pub fn dir(&self) -> &Path {
@@ -256,9 +259,7 @@ impl PrivateCopyq {
     pub fn configure(&self, settings: &mut Settings) {
         settings.copyq.session = self.session.clone();
         settings.copyq.settings_path = self.settings_path().display().to_string();
-        if self.chroot.is_some() {
-            settings.copyq.command = self.cli_command().display().to_string();
-        }
+        settings.copyq.command = self.cli_command().display().to_string();
         settings.data_dir = self.dir.path().join("gateway").display().to_string();
     }
 
