@@ -5,14 +5,17 @@ use std::time::{Duration, Instant};
 
 use copyq_mcp::backend::socket::client::{Client, Options};
 use copyq_mcp::backend::socket::path::SocketEnv;
+use copyq_mcp::backend::socket::probe::{Detected, Layout, detect};
 use copyq_mcp::backend::socket::slots;
-use copyq_mcp::backend::socket::value::{MapListType, Value, map_get};
+use copyq_mcp::backend::socket::value::{Value, map_get};
 use copyq_mcp::sandbox::PrivateCopyq;
 
 use super::{BIG, stats};
 
 pub struct Floors {
     client: Client,
+    /// Detected as the gateway does (once per connection: not part of any timing).
+    layout: Layout,
 }
 
 const ROW: &str = "function row(d) { return [str(d['text/plain']), str(d['application/x-copyq-tags']), str(d['application/x-copyq-item-notes'])]; }";
@@ -52,7 +55,11 @@ impl Floors {
         )
         .await
         .expect("socket");
-        Floors { client }
+        let layout = match detect(&client).await.expect("detect") {
+            Detected::Known(layout) => layout,
+            Detected::Unknown(why) => panic!("unknown socket layout: {why}"),
+        };
+        Floors { client, layout }
     }
 
     pub async fn cli(&self, copyq: &PrivateCopyq, op: &str, n: usize) -> (f64, f64) {
@@ -164,7 +171,7 @@ impl Floors {
                 let tab = "mcp/workspace/floor-add-socket";
                 let item = vec![("text/plain".to_owned(), Value::bytes("benchmark item"))];
                 let calls = [
-                    slots::browser_insert(MapListType::QVector, tab, 0, vec![item]),
+                    slots::browser_insert(self.layout.map_list, tab, 0, vec![item]),
                     slots::unload_tabs(&[tab]),
                 ];
                 c.call_many(&calls).await.expect("add");

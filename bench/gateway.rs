@@ -2,6 +2,8 @@
 //! a 10,000-item tab and a tab tree; the release gateway with each backend; each operation against
 //! its floor (the same work by one `copyq eval`, and by raw socket calls); `tools/list` under 1, 8
 //! and 64 concurrent clients against a reference MCP server from the Python SDK; resident memory.
+//! The operations run against the host's CopyQ and, when COPYQ_MCP_BENCH_CHROOT names a chroot
+//! (tests/copyq-versions/chroot.sh), against that chroot's CopyQ too, side by side.
 //! Results go to stdout and `bench/results.md`.
 
 mod floors;
@@ -54,6 +56,7 @@ impl Gateway {
             .env("COPYQ_MCP__COPYQ__BACKEND", backend)
             .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
             .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+            .env("COPYQ_MCP__COPYQ__COMMAND", copyq.cli_command())
             .env("COPYQ_MCP__LIMITS__REQUESTS_PER_MINUTE", "100000000")
             .env("COPYQ_MCP__LIMITS__BURST", "1000000")
             .env("COPYQ_MCP__LOG__LEVEL", "warn")
@@ -213,34 +216,49 @@ fn main() {
     rt.block_on(run());
 }
 
-async fn run() {
-    let copyq = PrivateCopyq::start().expect("a private CopyQ (apt-get install copyq xvfb)");
-    seed(&copyq);
-    let http = reqwest::Client::new();
-    let mut report = vec![
-        "# copyq-mcp benchmark".to_owned(),
-        String::new(),
-        format!("Machine: {} cores; CopyQ 6.4 (private, Xvfb); release build; `bash bench/run.sh`.", std::thread::available_parallelism().map_or(0, |n| n.get())),
-        String::new(),
-        "## Operations: gateway vs floor, median / p99 ms".to_owned(),
+/// CopyQ's version line, e.g. `CopyQ 17.0.0 (Qt 6.11.2)`.
+fn copyq_version(copyq: &PrivateCopyq) -> String {
+    let out = copyq.eval("print(version())", b"").unwrap_or_default();
+    let mut lines = out.lines();
+    let version = lines
+        .next()
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap_or("?")
+        .trim_start_matches('v')
+        .to_owned();
+    let qt = lines
+        .find_map(|l| l.strip_prefix("Qt: "))
+        .unwrap_or("?")
+        .to_owned();
+    format!("CopyQ {version} (Qt {qt})")
+}
+
+/// The operations table against `copyq`; the socket gateway is returned for the load test.
+async fn operations_table(
+    copyq: &PrivateCopyq,
+    http: &reqwest::Client,
+    report: &mut Vec<String>,
+) -> Gateway {
+    report.extend([
+        format!("## Operations against {}: gateway vs floor, median / p99 ms", copyq_version(copyq)),
         String::new(),
         "| operation | CLI floor | gateway, cli backend | socket floor | gateway, socket backend | socket vs cli (median) | socket gateway / socket floor |".to_owned(),
         "|---|---|---|---|---|---|---|".to_owned(),
-    ];
-    let cli = Gateway::start(&copyq, "cli");
-    let socket = Gateway::start(&copyq, "socket");
-    let floor = floors::Floors::connect(&copyq).await;
+    ]);
+    let cli = Gateway::start(copyq, "cli");
+    let socket = Gateway::start(copyq, "socket");
+    let floor = floors::Floors::connect(copyq).await;
     for (name, args, n_cli, n_socket) in operations() {
         let body = tool_call(args.clone());
         let g_cli = time(n_cli, || {
-            post(&http, &cli.url, Some(&cli.token), &body).map_unit()
+            post(http, &cli.url, Some(&cli.token), &body).map_unit()
         })
         .await;
         let g_sock = time(n_socket, || {
-            post(&http, &socket.url, Some(&socket.token), &body).map_unit()
+            post(http, &socket.url, Some(&socket.token), &body).map_unit()
         })
         .await;
-        let f_cli = floor.cli(&copyq, name, n_cli).await;
+        let f_cli = floor.cli(copyq, name, n_cli).await;
         let f_sock = floor.socket(name, n_socket).await;
         let row = format!(
             "| {name} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1}x faster | {:.2}x (+{:.2} ms) |",
@@ -259,7 +277,30 @@ async fn run() {
         println!("{row}");
         report.push(row);
     }
-    drop(cli);
+    report.push(String::new());
+    socket
+}
+
+async fn run() {
+    let http = reqwest::Client::new();
+    let mut report = vec![
+        "# copyq-mcp benchmark".to_owned(),
+        String::new(),
+        format!(
+            "Machine: {} cores; private CopyQ (Xvfb); release build; `bash bench/run.sh`.",
+            std::thread::available_parallelism().map_or(0, |n| n.get())
+        ),
+        String::new(),
+    ];
+    let copyq = PrivateCopyq::start_in(None).expect("a private CopyQ (apt-get install copyq xvfb)");
+    seed(&copyq);
+    let socket = operations_table(&copyq, &http, &mut report).await;
+    if let Some(chroot) = std::env::var_os("COPYQ_MCP_BENCH_CHROOT").filter(|c| !c.is_empty()) {
+        let other =
+            PrivateCopyq::start_in(Some(chroot.into())).expect("a private CopyQ in the chroot");
+        seed(&other);
+        drop(operations_table(&other, &http, &mut report).await);
+    }
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
     report.push(String::new());
     report.push(format!(

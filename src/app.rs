@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{AuthState, TokenService, load_or_create_key};
-use crate::backend::{Backend, BackendError, CliBackend, CliConfig, SocketBackend, SocketConfig};
+use crate::backend::{AutoBackend, Backend, CliBackend, CliConfig, SocketBackend, SocketConfig};
 use crate::clipboard::Roots;
 use crate::config::Settings;
 use crate::mcp::Tools;
@@ -61,18 +61,19 @@ pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
     Ok(TokenService::new(&key, &settings.auth.issuer, &settings.auth.audience)?.with_epoch(epoch))
 }
 
-/// The backend `copyq.backend` asks for; `auto` probes the socket and falls back to the CLI when
-/// CopyQ speaks an unknown protocol there (logged, with the reason).
+/// The backend `copyq.backend` asks for. `auto` takes the socket whenever it can serve and the CLI
+/// when CopyQ's socket speaks a layout this gateway does not know, decided again on every new
+/// connection (see [`crate::backend::AutoBackend`]).
 pub async fn backend(settings: &Settings) -> Backend {
     let mode = settings.copyq.backend.as_str();
     if mode == "cli" {
-        return cli_backend(settings);
+        return Backend::Cli(cli_backend(settings));
     }
     let path = match settings.copyq_socket() {
         Ok(path) => path,
         Err(why) => {
             tracing::warn!(%why, "no CopyQ socket path; using the copyq CLI");
-            return cli_backend(settings);
+            return Backend::Cli(cli_backend(settings));
         }
     };
     let socket = SocketBackend::new(SocketConfig {
@@ -82,20 +83,12 @@ pub async fn backend(settings: &Settings) -> Backend {
     if mode == "socket" {
         return Backend::Socket(socket);
     }
-    match socket.probe().await {
-        Ok(()) => {
-            tracing::info!("talking to CopyQ through its local socket");
-            Backend::Socket(socket)
-        }
-        Err(BackendError::Unavailable | BackendError::Timeout(_)) => {
-            tracing::info!("CopyQ is not reachable yet; its socket will be used once it is");
-            Backend::Socket(socket)
-        }
-        Err(why) => {
-            tracing::warn!(%why, "CopyQ's socket cannot be used; falling back to the copyq CLI");
-            cli_backend(settings)
-        }
+    let auto = Backend::Auto(AutoBackend::new(socket, cli_backend(settings)));
+    let health = auto.health().await;
+    if !health.up {
+        tracing::info!("CopyQ is not reachable yet; its socket will be used once it is");
     }
+    auto
 }
 
 /// CopyQ's options file, beside its socket: `<settings>/copyq[-session]/copyq[-session].ini`.
@@ -106,16 +99,16 @@ fn copyq_options_file(settings: &Settings) -> Option<PathBuf> {
     Some(dir.join(format!("{name}.ini")))
 }
 
-fn cli_backend(settings: &Settings) -> Backend {
+fn cli_backend(settings: &Settings) -> CliBackend {
     let c = &settings.copyq;
     let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
-    Backend::Cli(CliBackend::new(CliConfig {
+    CliBackend::new(CliConfig {
         command: PathBuf::from(&c.command),
         session: non_empty(&c.session),
         settings_path: non_empty(&c.settings_path).map(PathBuf::from),
         timeout: settings.copyq_timeout(),
         max_concurrent: settings.limits.max_concurrent_copyq_calls,
-    }))
+    })
 }
 
 /// Retention (store/retention.rs): at start, then every hour, off the async workers.

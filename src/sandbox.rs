@@ -1,5 +1,11 @@
 //! A private, headless CopyQ: its own Xvfb display, session name and temp dirs, so it never touches
 //! the desktop's CopyQ. The integration tests and `copyq-mcp demo` both start CopyQ through this.
+//!
+//! The CopyQ and Xvfb can also run inside a Debian chroot holding another CopyQ version (made by
+//! tests/copyq-versions/chroot.sh, which bind-mounts the host's `/tmp` into it): the sandbox dir is
+//! under `/tmp`, so its paths, the X socket and CopyQ's socket are the same inside and outside, and
+//! the gateway reaches that CopyQ's socket directly. Its CLI goes through a wrapper script that runs
+//! the chroot's `copyq`.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -39,12 +45,32 @@ rm -rf "$2"
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
+/// Names the chroot [`PrivateCopyq::start`] runs CopyQ in, when set (the version matrix).
+pub const CHROOT_ENV: &str = "COPYQ_MCP_TEST_CHROOT";
+
+/// `PATH` inside a chroot: the host's may name directories the chroot lacks.
+const CHROOT_PATH: &str = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+
 pub struct PrivateCopyq {
     dir: TempDir,
     xvfb: Child,
     display: String,
     session: String,
     server: Option<Child>,
+    chroot: Option<PathBuf>,
+}
+
+/// `program` on the host, or inside `chroot` (`chroot DIR /usr/bin/env PATH=... program`; both
+/// exec, so the child's pid is the program's and its process group is the program's).
+fn program(chroot: Option<&Path>, program: &str) -> Command {
+    match chroot {
+        None => Command::new(program),
+        Some(dir) => {
+            let mut cmd = Command::new("chroot");
+            cmd.arg(dir).args(["/usr/bin/env", CHROOT_PATH, program]);
+            cmd
+        }
+    }
 }
 
 fn missing_tool(name: &str, e: io::Error) -> io::Error {
@@ -69,8 +95,24 @@ fn record_group(dir: &Path, pgid: u32) -> io::Result<()> {
 
 impl PrivateCopyq {
     /// Start Xvfb on a free display and a CopyQ server in fresh temp dirs; wait until it answers.
+    /// Both run inside the chroot named by [`CHROOT_ENV`] when it is set.
     pub fn start() -> io::Result<Self> {
-        let dir = tempfile::Builder::new().prefix("copyq-mcp-").tempdir()?;
+        let chroot = std::env::var_os(CHROOT_ENV)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
+        Self::start_in(chroot)
+    }
+
+    /// [`Self::start`] on the host (`None`) or inside the chroot `chroot`.
+    pub fn start_in(chroot: Option<PathBuf>) -> io::Result<Self> {
+        if let Some(dir) = &chroot {
+            Self::check_tmp_shared(dir)?;
+        }
+        // Under /tmp itself (not $TMPDIR): a chroot sees the host's /tmp at the same path, so the
+        // same sandbox can also serve a CopyQ in a chroot later (see [`Self::use_chroot`]).
+        let dir = tempfile::Builder::new()
+            .prefix("copyq-mcp-")
+            .tempdir_in("/tmp")?;
         for sub in ["config", "data", "run", "cache", "gateway"] {
             std::fs::create_dir_all(dir.path().join(sub))?;
         }
@@ -87,7 +129,7 @@ impl PrivateCopyq {
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()?;
-        let mut xvfb = Command::new("Xvfb")
+        let mut xvfb = program(chroot.as_deref(), "Xvfb")
             .args([
                 "-displayfd",
                 "1",
@@ -124,9 +166,67 @@ impl PrivateCopyq {
             display: format!(":{number}"),
             session,
             server: None,
+            chroot,
         };
+        me.write_cli_wrapper()?;
         me.start_server()?;
         Ok(me)
+    }
+
+    /// A chroot whose `/tmp` is not the host's cannot share the sandbox's paths: say so early.
+    fn check_tmp_shared(root: &Path) -> io::Result<()> {
+        let probe = tempfile::Builder::new()
+            .prefix("copyq-mcp-probe-")
+            .tempfile_in("/tmp")?;
+        let inside = root.join(probe.path().strip_prefix("/").unwrap_or(probe.path()));
+        if inside.exists() {
+            return Ok(());
+        }
+        Err(io::Error::other(format!(
+            "{} does not see the host's /tmp: mount it first (tests/copyq-versions/chroot.sh mount {})",
+            root.display(),
+            root.display()
+        )))
+    }
+
+    /// `copyq` for the CLI backend: the host's or the chroot's client (run inside it), with this
+    /// sandbox's data dir: the client makes its log dir there, not in the user's ~/.local/share.
+    fn write_cli_wrapper(&self) -> io::Result<()> {
+        let data = self.dir.path().join("data");
+        let run = match &self.chroot {
+            None => "copyq".to_owned(),
+            Some(root) => format!(
+                "chroot '{}' /usr/bin/env {CHROOT_PATH} copyq",
+                root.display()
+            ),
+        };
+        let script = format!(
+            "#!/bin/sh\nexport XDG_DATA_HOME='{}'\nexec {run} \"$@\"\n",
+            data.display()
+        );
+        let path = self.cli_command();
+        std::fs::write(&path, script)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+    }
+
+    /// Start the server from `chroot` (or the host) from the next [`Self::start_server`] on: the
+    /// same session, dirs and display with another CopyQ version, as an upgrade would be.
+    pub fn use_chroot(&mut self, chroot: Option<PathBuf>) -> io::Result<()> {
+        if let Some(root) = &chroot {
+            Self::check_tmp_shared(root)?;
+        }
+        self.chroot = chroot;
+        self.write_cli_wrapper()
+    }
+
+    /// The chroot CopyQ runs in, if any.
+    pub fn chroot(&self) -> Option<&Path> {
+        self.chroot.as_deref()
+    }
+
+    /// What the CLI backend runs as `copyq`: a wrapper running the host's or the chroot's.
+    pub fn cli_command(&self) -> PathBuf {
+        self.dir.path().join("copyq")
     }
 
     pub fn dir(&self) -> &Path {
@@ -143,7 +243,7 @@ impl PrivateCopyq {
 
     /// `copyq` with this private session's environment.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new("copyq");
+        let mut cmd = program(self.chroot.as_deref(), "copyq");
         let d = self.dir.path();
         cmd.env("DISPLAY", &self.display)
             .env("QT_QPA_PLATFORM", "xcb")
@@ -159,6 +259,7 @@ impl PrivateCopyq {
     pub fn configure(&self, settings: &mut Settings) {
         settings.copyq.session = self.session.clone();
         settings.copyq.settings_path = self.settings_path().display().to_string();
+        settings.copyq.command = self.cli_command().display().to_string();
         settings.data_dir = self.dir.path().join("gateway").display().to_string();
     }
 

@@ -21,6 +21,7 @@ fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
             "COPYQ_MCP__COPYQ__SETTINGS_PATH",
             &gw.settings.copyq.settings_path,
         )
+        .env("COPYQ_MCP__COPYQ__COMMAND", &gw.settings.copyq.command)
         .output()
         .expect("run");
     (

@@ -49,9 +49,13 @@ async fn copyq_down_then_back() {
             "failing took {:?}",
             started.elapsed()
         );
+        let backend = health_backend(&gw.settings);
         assert_eq!(
             health(&gw).await,
-            (503, json!({"status": "degraded", "copyq": "down"}))
+            (
+                503,
+                json!({"status": "degraded", "copyq": "down", "backend": backend})
+            )
         );
 
         copyq.start_server().expect("restart CopyQ");
@@ -60,8 +64,67 @@ async fn copyq_down_then_back() {
             got.contains("text:survives restarts"),
             "after restart (crash={crash}): {got}"
         );
-        assert_eq!(health(&gw).await.0, 200);
+        assert_eq!(health(&gw).await, (200, health_up(&copyq, backend)));
     }
+}
+
+/// `auto` decides per connection: a gateway started before CopyQ (a service at login) ends on the
+/// socket once CopyQ is up, rather than keeping a choice made while it was down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_started_before_copyq_ends_on_the_socket() {
+    let mut copyq = PrivateCopyq::start().expect("private CopyQ");
+    copyq
+        .seed("mcp/info", &items(&["was here first"]))
+        .expect("seed");
+    copyq.stop_server();
+    let gw = gateway_with(&copyq, |s| s.copyq.backend = "auto".into()).await;
+    assert_eq!(
+        health(&gw).await,
+        (
+            503,
+            json!({"status": "degraded", "copyq": "down", "backend": "socket"})
+        )
+    );
+    let c = client(&gw.url, &gw.read).await;
+    let args = json!({"mode": "item", "tab": "info", "index": 0});
+    assert_eq!(
+        err(&c, "mcp_read", args.clone()).await,
+        "error|COPYQ_ERROR|CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry"
+    );
+    copyq.start_server().expect("start CopyQ");
+    assert_eq!(
+        ok(&c, "mcp_read", args).await,
+        "mode:item|tab:info|full_path:mcp/info|index:0\ntext:was here first\ntags:[]"
+    );
+    assert_eq!(health(&gw).await, (200, health_up(&copyq, "socket")));
+}
+
+/// CopyQ upgraded under a running gateway (6.4 on the host, then the CopyQ of the chroot named by
+/// COPYQ_MCP_TEST_UPGRADE_CHROOT, e.g. 17.0 with Qt 6, with the same session and files): the
+/// gateway detects the new layout on its next connection and keeps serving through the socket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_follows_a_copyq_upgrade_to_another_protocol() {
+    let Some(to) = std::env::var_os("COPYQ_MCP_TEST_UPGRADE_CHROOT") else {
+        eprintln!("COPYQ_MCP_TEST_UPGRADE_CHROOT is not set: skipped");
+        return;
+    };
+    let mut copyq = PrivateCopyq::start_in(None).expect("private CopyQ");
+    let gw = gateway_with(&copyq, |s| s.copyq.backend = "auto".into()).await;
+    let c = client(&gw.url, &gw.write).await;
+    let add = |text: &str| json!({"mode": "add", "tab": "workspace/upgrade", "text": text});
+    ok(&c, "mcp_write", add("before")).await;
+    let before = health_up(&copyq, "socket");
+    assert_eq!(health(&gw).await, (200, before.clone()));
+    copyq.stop_server();
+    copyq.use_chroot(Some(to.into())).expect("chroot");
+    copyq.start_server().expect("start the other CopyQ");
+    let after = health_up(&copyq, "socket");
+    assert_ne!(before, after, "another protocol");
+    ok(&c, "mcp_write", add("after")).await;
+    let list = json!({"mode": "list", "tab": "workspace/upgrade"});
+    let got = ok(&c, "mcp_read", list).await;
+    assert!(got.ends_with("\n0|\"after\"|[]\n1|\"before\"|[]"), "{got}");
+    assert_eq!(health(&gw).await, (200, after));
 }
 
 #[tokio::test]

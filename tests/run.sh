@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what the tests need when it is missing (Debian's
-# copyq and xvfb; the pinned third-party MCP clients under target/clients), then runs formatting,
-# lints and every test against a private real CopyQ.
+# copyq and xvfb; the pinned third-party MCP clients under target/clients), builds the Debian chroots
+# holding the other CopyQ versions, then runs formatting, lints, every test against a private real
+# CopyQ (the host's 6.4), and the version matrix: the suites that drive CopyQ, with both backends,
+# against CopyQ 9.0, 10.0 and 17.0 in those chroots. Each step prints how long it took.
+#
+# The chroots live in $COPYQ_MCP_CHROOTS (default /var/cache/copyq-mcp-chroots) and are reused
+# from run to run; building one takes about a minute (tests/copyq-versions/chroot.sh). Chroots need
+# root: the matrix runs as root, or through sudo for the chroot builds (the tests then need root
+# too). COPYQ_MCP_MATRIX=0 skips the matrix (a quick local run); CI always runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+timed() {
+    local started=$SECONDS
+    "$@"
+    echo "run.sh: $(( SECONDS - started )) s: ${*:1:8}" >&2
+}
 
 bash deploy/install-copyq.sh ip:iproute2 curl:curl
 bash tests/clients/install.sh
@@ -11,10 +24,46 @@ bash tests/browser/install.sh      # Debian's chromium + a pinned Playwright (no
 bash tests/connectors/install.sh   # Claude Code and Codex CLIs, pinned
 bash tests/connectors2/install.sh  # mcp-remote, MCP Inspector 2.x, fastmcp, pinned
 
-cargo fmt --check
-cargo clippy --all-targets --locked -- -D warnings
-# Everything, with copyq.backend = auto (CopyQ's socket, natively)...
-cargo test --locked --lib --bins --tests
+CHROOTS=${COPYQ_MCP_CHROOTS:-/var/cache/copyq-mcp-chroots}
+# suite:CopyQ version, for the messages.
+VERSIONS=(bookworm-backports:9.0 trixie:10.0 sid:17.0)
+matrix=${COPYQ_MCP_MATRIX:-1}
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo=sudo
+
+unmount_chroots() {
+    for v in "${VERSIONS[@]}"; do
+        [[ -d $CHROOTS/${v%%:*} ]] && $sudo bash tests/copyq-versions/chroot.sh umount "$CHROOTS/${v%%:*}"
+    done
+    return 0
+}
+
+upgrade=()
+if [[ $matrix != 0 ]]; then
+    trap unmount_chroots EXIT
+    for v in "${VERSIONS[@]}"; do
+        timed $sudo bash tests/copyq-versions/chroot.sh build "${v%%:*}" "$CHROOTS/${v%%:*}"
+    done
+    # copyq_down then also replaces the host's CopyQ 6.4 by 17.0 under a running gateway.
+    upgrade=(env "COPYQ_MCP_TEST_UPGRADE_CHROOT=$CHROOTS/sid")
+fi
+
+timed cargo fmt --check
+timed cargo clippy --all-targets --locked -- -D warnings
+# Everything, with copyq.backend = auto (CopyQ's socket, natively), against the host's CopyQ...
+timed "${upgrade[@]}" cargo test --locked --lib --bins --tests
 # ...and the integration suites that drive CopyQ once more through the copyq CLI backend: the same
 # byte-exact expectations hold for both.
-COPYQ_MCP_TEST_BACKEND=cli cargo test --locked --test read --test write --test safety --test copyq_down --test audit --test faults
+SUITES=(--test read --test write --test safety --test copyq_down --test audit --test faults --test versions)
+timed env COPYQ_MCP_TEST_BACKEND=cli cargo test --locked "${SUITES[@]}"
+
+# The version matrix: the same suites, both backends, each CopyQ in its chroot.
+if [[ $matrix != 0 ]]; then
+    for v in "${VERSIONS[@]}"; do
+        for backend in socket cli; do
+            echo "run.sh: CopyQ ${v#*:} (${v%%:*} chroot), $backend backend" >&2
+            timed env "COPYQ_MCP_TEST_CHROOT=$CHROOTS/${v%%:*}" "COPYQ_MCP_TEST_BACKEND=$backend" \
+                cargo test --locked "${SUITES[@]}"
+        done
+    done
+fi

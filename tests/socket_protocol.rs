@@ -11,7 +11,7 @@ use copyq_mcp::backend::Item;
 use copyq_mcp::backend::socket::probe::{Detected, Layout, detect};
 use copyq_mcp::backend::socket::value::map_get;
 use copyq_mcp::backend::socket::{
-    Call, Client, Map, MapListType, Options, SocketEnv, SocketError, Value, slots,
+    Call, Client, Map, MapListType, Options, Qt, SocketEnv, SocketError, Value, slots,
 };
 use copyq_mcp::sandbox::PrivateCopyq;
 
@@ -106,8 +106,15 @@ async fn the_socket_path_is_where_copyq_listens_and_the_layout_is_known() {
     let started = Instant::now();
     let found = detect(&client).await.expect("detect");
     let detected = started.elapsed();
-    eprintln!("latency: connect {connected:?}, detect (3 calls) {detected:?}");
-    assert_eq!(found, Detected::Known(Layout { map_list: V6 }));
+    eprintln!("latency: connect {connected:?}, detect (5 calls) {detected:?}");
+    assert_eq!(
+        found,
+        Detected::Known(Layout {
+            map_list: V6,
+            qt: Qt::V5,
+            since_14: false
+        })
+    );
 }
 
 #[tokio::test]
@@ -151,7 +158,7 @@ async fn insert_read_change_remove_and_remove_tab() {
     let script = format!("tab('{tab}'); print(str(read('{NOTE}', 1)))");
     assert_eq!(copyq().eval(&script, b"").expect("CLI read"), "new note");
 
-    ok(&client, slots::browser_remove_rows(tab, vec![0, 7])).await;
+    ok(&client, slots::browser_remove_rows(Qt::V5, tab, vec![0, 7])).await;
     assert_eq!(length(&client, tab).await, 1);
     let unloaded = call(&client, slots::unload_tabs(&[tab])).await;
     assert_eq!(unloaded, Value::StringList(vec![tab.into()]));

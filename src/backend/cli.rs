@@ -16,6 +16,17 @@ use tokio::sync::Semaphore;
 use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
 const SCRIPT: &str = include_str!("copyq.js");
+
+/// The bundled script, preceded by the write protocol's constants (see [`super::protocol`]).
+fn script() -> &'static str {
+    static WHOLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WHOLE.get_or_init(|| {
+        format!(
+            "var PROTOCOL = {};\n{SCRIPT}",
+            super::protocol::for_script()
+        )
+    })
+}
 /// What the `copyq` client prints when no server answers.
 const NO_SERVER: &str = "Cannot connect to server";
 
@@ -56,12 +67,14 @@ struct Reply<T> {
 struct Refusal {
     count: Option<usize>,
     limit: Option<usize>,
+    tab: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct ReadReply {
     tabs: Vec<RawPage>,
     max_items: Option<usize>,
+    all_tabs: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -77,6 +90,21 @@ struct CreateReply {
 #[derive(Deserialize)]
 struct RemoveTabsReply {
     items_removed: usize,
+}
+
+#[derive(Deserialize)]
+struct PingReply {
+    #[serde(default)]
+    version: String,
+}
+
+/// `6.4.0` from `version()`'s first line (`CopyQ Clipboard Manager v6.4.0`; `9.0.0` without the v).
+fn version_of(text: &str) -> Option<String> {
+    let word = text.lines().next()?.split_whitespace().last()?;
+    let number = word.strip_prefix('v').unwrap_or(word);
+    number
+        .starts_with(|c: char| c.is_ascii_digit())
+        .then(|| number.to_owned())
 }
 
 #[derive(Deserialize)]
@@ -124,6 +152,7 @@ impl CliBackend {
         Ok(Snapshot {
             pages,
             max_items: reply.max_items,
+            all_tabs: reply.all_tabs,
         })
     }
 
@@ -192,9 +221,21 @@ impl CliBackend {
         Ok(())
     }
 
+    pub async fn health(&self) -> super::Health {
+        match self.eval::<PingReply>(&json!({ "op": "ping" })).await {
+            Ok(reply) => super::Health {
+                up: true,
+                backend: "cli",
+                copyq_version: version_of(&reply.version),
+                protocol: None,
+            },
+            Err(_) => super::Health::down("cli"),
+        }
+    }
+
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.config.command);
-        cmd.arg("eval").arg("--").arg(SCRIPT);
+        cmd.arg("eval").arg("--").arg(script());
         if let Some(session) = &self.config.session {
             cmd.env("COPYQ_SESSION_NAME", session);
         }
@@ -259,6 +300,9 @@ impl CliBackend {
                 count: extra.count.unwrap_or(0),
             }),
             (false, _, Some("conflict")) => Err(BackendError::Conflict),
+            (false, _, Some("misdirected")) => Err(BackendError::Misdirected {
+                tab: extra.tab.unwrap_or_default(),
+            }),
             (false, _, Some("tab_full")) => Err(BackendError::TabFull {
                 limit: extra.limit.unwrap_or(0),
             }),

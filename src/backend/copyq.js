@@ -2,10 +2,12 @@
 // The request is JSON on stdin; the reply is one JSON object on stdout:
 // {"ok":true,...} or {"ok":false,"error":"..."}. User data never enters the script text.
 // All work for one tool call happens here, so each call costs one process.
+// PROTOCOL (prepended by the gateway) holds the constants of the durable-write protocol
+// (src/backend/protocol.rs), which the writes below follow step for step.
 (function () {
-  var MIME_TEXT = 'text/plain';
-  var MIME_NOTE = 'application/x-copyq-item-notes';
-  var MIME_TAGS = 'application/x-copyq-tags';
+  var MIME_TEXT = PROTOCOL.MIME_TEXT;
+  var MIME_NOTE = PROTOCOL.MIME_NOTE;
+  var MIME_TAGS = PROTOCOL.MIME_TAGS;
 
   function s(bytes) { return bytes === undefined ? '' : str(bytes); }
 
@@ -76,18 +78,16 @@
                                      : pageRows(total, req.skip, req.limit, req.preview);
       tabs.push({ name: names[t], total: total, items: items });
     }
-    return { tabs: tabs, max_items: maxItems };
+    return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
   }
 
-  function ping() { return { tabs: tab().length }; }
+  function ping() { return { tabs: tab().length, version: String(version()) }; }
 
   // ---- writes ----------------------------------------------------------------------------------
   // A refusal the gateway maps to a precise tool error; nothing has been changed when one is thrown.
   function Refusal(code, extra) { this.refusal = code; this.extra = extra || {}; }
 
-  var SAVE_DELAYS = ['save_delay_ms_on_item_added', 'save_delay_ms_on_item_removed',
-                     'save_delay_ms_on_item_moved', 'save_delay_ms_on_item_modified',
-                     'save_delay_ms_on_item_edited'];
+  var SAVE_DELAYS = PROTOCOL.SAVE_DELAYS;
 
   // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
   // reply: unload (= save now) every touched tab after the write. A tab CopyQ will not unload (open
@@ -95,19 +95,25 @@
   // the duration of the write so the change itself schedules an immediate save.
   function durably(names, body) {
     var created = names.some(function (n) { return !exists(n); });
+    // write protocol: unload
     var pinned = names.filter(function (n) { return exists(n) && unload(n).indexOf(n) === -1; });
     var old = null;
     if (pinned.length) {
+      // write protocol: zero-delays
       old = SAVE_DELAYS.map(function (k) { return config(k); });
       SAVE_DELAYS.forEach(function (k) { config(k, 0); });
     }
     var result;
     try {
+      // write protocol: body (verify is each body's last part)
       result = body();
     } finally {
+      // write protocol: restore-delays
       if (old) SAVE_DELAYS.forEach(function (k, i) { config(k, old[i]); });
     }
+    // write protocol: unload-after
     names.forEach(function (n) { if (exists(n)) unload(n); });
+    // write protocol: flush-tab-list
     if (created) flushTabList();
     result.persisted = pinned.length ? 'save_delay' : 'unload';
     return result;
@@ -130,7 +136,7 @@
         && s(data[MIME_NOTE]) === it.note;
   }
 
-  // Select `name` and check `row` still holds `expect`.
+  // Select `name` and check `row` still holds `expect`. (write protocol: check)
   function checkRow(name, row, expect) {
     if (!exists(name)) throw new Refusal('no_tab');
     tab(name);
@@ -150,12 +156,20 @@
     }
   }
 
+  // CopyQ took another tab for `name` (one whose name differs only by '&'): the write was made
+  // there. Unlike a Refusal, something has changed.
+  function checkLanded(name) {
+    if (!exists(name)) throw new Refusal('misdirected', { tab: name });
+  }
+
   function insertItem(req) {
     checkRoom(req.tab, req.limit);
     return durably([req.tab], function () {
       tab(req.tab);
       var before = size();
       write(0, mimeItem(req.item));
+      // write protocol: verify
+      checkLanded(req.tab);
       if (size() !== before + 1 || !sameAs(getItem(0), req.item)) throw new Error('insert was not applied');
       return { count: size() };
     });
@@ -191,6 +205,7 @@
       tab(req.to);
       var before = size();
       write(0, data);
+      checkLanded(req.to);
       if (size() !== before + 1 || !sameAs(getItem(0), req.expect)) throw new Error('copy to target was not applied');
       unload(req.to);
       checkRow(req.from, req.row, req.expect);
@@ -204,7 +219,13 @@
     return durably([req.tab], function () {
       tab(req.tab);
       size();
-      if (!exists(req.tab)) throw new Error('tab was not created');
+      // Touching a tab creates it up to CopyQ 16; 17.0 creates one only for an added item (and
+      // drops touched tabs from its configuration): add an empty item and remove it.
+      if (!exists(req.tab)) {
+        add('');
+        remove(0);
+      }
+      checkLanded(req.tab);
       return { status: 'created' };
     });
   }

@@ -49,6 +49,7 @@ impl MemoryBackend {
         Ok(Snapshot {
             pages: self.pages(req),
             max_items: req.limits.then_some(self.max_items),
+            all_tabs: self.lock().iter().map(|(n, _)| n.clone()).collect(),
         })
     }
 
@@ -80,8 +81,19 @@ impl MemoryBackend {
             .collect()
     }
 
+    /// Like CopyQ, takes an existing tab differing only by `&` for a missing one (see
+    /// [`super::names`]), and then says the write went elsewhere.
     pub fn insert(&self, tab: &str, item: &Item, limit: usize) -> Result<Persisted, BackendError> {
         let mut tabs = self.lock();
+        let names: Vec<String> = tabs.iter().map(|(n, _)| n.clone()).collect();
+        if let Some(other) = super::names::clash(tab, &names)
+            && let Some((_, items)) = tabs.iter_mut().find(|(n, _)| n == other)
+        {
+            items.insert(0, item.clone());
+            return Err(BackendError::Misdirected {
+                tab: tab.to_owned(),
+            });
+        }
         let items = match tabs.iter().position(|(n, _)| n == tab) {
             Some(i) => &mut tabs[i].1,
             None => {

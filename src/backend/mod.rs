@@ -1,10 +1,13 @@
 //! The CopyQ backend: one small, data-shaped interface over the ways of reaching CopyQ. Each operation
 //! is one round trip. Knows nothing of HTTP, MCP or tokens.
 
+mod auto;
 mod cli;
 mod item;
 mod memory;
+pub mod names;
 mod native;
+pub mod protocol;
 pub mod socket;
 
 use std::time::Duration;
@@ -12,6 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 use thiserror::Error;
 
+pub use auto::AutoBackend;
 pub use cli::{CliBackend, CliConfig};
 pub use item::{Item, join_tags, split_tags};
 pub use memory::MemoryBackend;
@@ -54,11 +58,13 @@ pub struct TabPage {
     pub items: Vec<Item>,
 }
 
-/// What a read returns: the pages, and CopyQ's per-tab item limit (`maxitems`) when asked for.
+/// What a read returns: the pages, CopyQ's per-tab item limit (`maxitems`) when asked for, and the
+/// names of all tabs (to see which tab CopyQ would take for a missing one, see [`names`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     pub pages: Vec<TabPage>,
     pub max_items: Option<usize>,
+    pub all_tabs: Vec<String>,
 }
 
 /// How a write was made durable before it was acknowledged.
@@ -94,9 +100,48 @@ pub enum BackendError {
     /// CopyQ took longer than the configured timeout.
     #[error("CopyQ did not answer within {0:?}")]
     Timeout(Duration),
+    /// The write went to another tab than `tab`: it did not exist, and CopyQ took an existing tab
+    /// whose name differs only by `&` (see [`names`]). Unlike the other refusals, **the write was
+    /// made**, in that other tab.
+    #[error("the write to tab '{tab}' went to another tab CopyQ matched to that name")]
+    Misdirected { tab: String },
+    /// CopyQ's socket answers in a layout this gateway does not know (a future CopyQ): the
+    /// `auto` backend serves through the CLI instead.
+    #[error(
+        "CopyQ's socket speaks a protocol this gateway does not know ({0}); use copyq.backend = \"cli\""
+    )]
+    Unsupported(String),
     /// CopyQ answered, but with an error or something unexpected.
     #[error("CopyQ failed: {0}")]
     Failed(String),
+}
+
+/// What `/healthz` says of CopyQ, besides whether it answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Health {
+    /// Whether CopyQ answered.
+    #[serde(skip)]
+    pub up: bool,
+    /// The backend that serves calls now (`socket`, `cli`, `memory`); when CopyQ is down, the one
+    /// that tried.
+    pub backend: &'static str,
+    /// CopyQ's version, when known: the CLI's `version()`. (No socket slot reports it.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copyq_version: Option<String>,
+    /// The socket layout detected (socket only), e.g. `Qt 6, CopyQ >= 14.0`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+}
+
+impl Health {
+    pub fn down(backend: &'static str) -> Self {
+        Self {
+            up: false,
+            backend,
+            copyq_version: None,
+            protocol: None,
+        }
+    }
 }
 
 /// The implementation chosen from configuration.
@@ -104,6 +149,8 @@ pub enum BackendError {
 pub enum Backend {
     Cli(CliBackend),
     Socket(SocketBackend),
+    /// The socket when it can serve, else the CLI, decided per connection.
+    Auto(AutoBackend),
     Memory(MemoryBackend),
 }
 
@@ -113,6 +160,7 @@ macro_rules! dispatch {
         match $self {
             Self::Cli(b) => b.$method($($arg),*).await,
             Self::Socket(b) => b.$method($($arg),*).await,
+            Self::Auto(b) => b.$method($($arg),*).await,
             Self::Memory(b) => b.$method($($arg),*),
         }
     };
@@ -181,5 +229,30 @@ impl Backend {
     /// Whether CopyQ answers at all.
     pub async fn ping(&self) -> Result<(), BackendError> {
         dispatch!(self, ping())
+    }
+
+    /// The backend serving calls now: `cli`, `socket` or `memory`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Cli(_) => "cli",
+            Self::Socket(_) => "socket",
+            Self::Auto(b) => b.current(),
+            Self::Memory(_) => "memory",
+        }
+    }
+
+    /// Whether CopyQ answers, through which backend, and what is known of its version.
+    pub async fn health(&self) -> Health {
+        match self {
+            Self::Cli(b) => b.health().await,
+            Self::Socket(b) => b.health().await,
+            Self::Auto(b) => b.health().await,
+            Self::Memory(_) => Health {
+                up: true,
+                backend: "memory",
+                copyq_version: None,
+                protocol: None,
+            },
+        }
     }
 }

@@ -26,6 +26,15 @@ pub enum ToolError {
     /// `PERMISSION_DENIED`: a write outside the writable area.
     #[error("{0}")]
     PermissionDenied(String),
+    /// `PERMISSION_DENIED`: the write **was made**, but CopyQ made it in another tab than `tab`
+    /// (`landed`, when known: a tab whose name differs only by `&`, created after the write was
+    /// planned). The audit log keeps the entry.
+    #[error(
+        "CopyQ made this write in {} instead of '{tab}' (CopyQ ignores '&' in tab names, and that tab appeared \
+         after the write was planned): the change was made there, not in '{tab}'",
+        landed.as_ref().map_or("another tab".to_owned(), |t| format!("its tab '{t}'"))
+    )]
+    Misdirected { tab: String, landed: Option<String> },
     /// `MISSING_PARAM`: a parameter the mode requires is absent.
     #[error("{}", missing_message(param, mode))]
     MissingParam { param: &'static str, mode: String },
@@ -64,7 +73,7 @@ impl ToolError {
             Self::IndexOutOfBounds { .. } => "INDEX_OUT_OF_BOUNDS",
             Self::InvalidMode { .. } => "INVALID_MODE",
             Self::InvalidParam(_) => "INVALID_PARAM",
-            Self::PermissionDenied(_) => "PERMISSION_DENIED",
+            Self::PermissionDenied(_) | Self::Misdirected { .. } => "PERMISSION_DENIED",
             Self::MissingParam { .. } => "MISSING_PARAM",
             Self::MatchNotFound(_) => "MATCH_NOT_FOUND",
             Self::VersionMismatch { .. } => "VERSION_MISMATCH",

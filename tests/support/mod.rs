@@ -119,6 +119,44 @@ pub async fn err(client: &Client, tool: &str, args: Value) -> String {
     text
 }
 
+/// The backend a gateway with these settings reports in `/healthz`.
+pub fn health_backend(settings: &Settings) -> &'static str {
+    if settings.copyq.backend == "cli" {
+        "cli"
+    } else {
+        "socket"
+    }
+}
+
+/// What `/healthz` answers when `copyq` is up, through `backend`: CopyQ's version from the CLI,
+/// the socket layout (derived here from `version()`: Qt 5 or 6; before 7.1, 7.1-13, 14 and later).
+pub fn health_up(copyq: &PrivateCopyq, backend: &str) -> Value {
+    let out = copyq.eval("print(version())", b"").expect("version()");
+    let mut lines = out.lines();
+    let version = lines
+        .next()
+        .and_then(|l| l.split_whitespace().last())
+        .map(|v| v.trim_start_matches('v').to_owned())
+        .expect("a version");
+    let qt6 = lines.any(|l| l.starts_with("Qt: 6"));
+    let number: Vec<u32> = version.split('.').filter_map(|n| n.parse().ok()).collect();
+    let at_least = |major, minor| number.as_slice() >= [major, minor].as_slice();
+    let range = if at_least(14, 0) {
+        ">= 14.0"
+    } else if at_least(7, 1) {
+        "7.1 - 13.x"
+    } else {
+        "< 7.1"
+    };
+    let qt = if qt6 { "Qt 6" } else { "Qt 5" };
+    match backend {
+        "cli" => serde_json::json!({"status": "ok", "copyq": "up", "backend": "cli",
+                                    "copyq_version": version}),
+        _ => serde_json::json!({"status": "ok", "copyq": "up", "backend": "socket",
+                                "protocol": format!("{qt}, CopyQ {range}")}),
+    }
+}
+
 /// CopyQ's tab names, straight from CopyQ.
 pub fn copyq_tabs(copyq: &PrivateCopyq) -> Vec<String> {
     let out = copyq
@@ -165,6 +203,7 @@ pub fn spawn_serve(
         .arg(data_dir)
         .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
         .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq.settings_path())
+        .env("COPYQ_MCP__COPYQ__COMMAND", copyq.cli_command())
         .envs(env.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(stderr)

@@ -1,7 +1,10 @@
 //! CopyQ through its local socket, natively: the same operations and results as the CLI backend,
 //! each in a few pipelined round trips instead of a `copyq` process. One warm connection, re-made
-//! after CopyQ restarts; the server's layout is checked on every connect.
+//! after CopyQ restarts; the server's layout is detected on every connect, so a CopyQ upgraded
+//! under a running gateway (Qt 5 to Qt 6, 6.4 to 17.0) is spoken to in its own layout.
 
+mod data_file;
+mod read;
 mod write;
 
 use std::path::PathBuf;
@@ -11,15 +14,13 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use super::socket::client::{Client, Options};
-use super::socket::probe::{Detected, detect};
+use super::socket::probe::{Detected, Layout, detect};
 use super::socket::slots;
-use super::socket::value::{Call, Map, MapListType, Value, map_get};
+use super::socket::value::{Call, Map, Value, map_get};
 use super::socket::{MAX_FRAME_LEN, SocketError};
-use super::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector, split_tags};
+use super::{BackendError, Item, split_tags};
 
-pub const MIME_TEXT: &str = "text/plain";
-pub const MIME_TAGS: &str = "application/x-copyq-tags";
-pub const MIME_NOTE: &str = "application/x-copyq-item-notes";
+pub use super::protocol::{MIME_NOTE, MIME_TAGS, MIME_TEXT};
 
 #[derive(Debug, Clone)]
 pub struct SocketConfig {
@@ -29,7 +30,7 @@ pub struct SocketConfig {
 }
 
 /// The live connection and the layout its server speaks.
-type Connection = Option<(Arc<Client>, MapListType)>;
+type Connection = Option<(Arc<Client>, Layout)>;
 
 #[derive(Debug, Clone)]
 pub struct SocketBackend {
@@ -73,6 +74,11 @@ pub fn map_of(item: &Item) -> Map {
     map
 }
 
+/// A row as the `int` slots take.
+fn row_arg(r: usize) -> i32 {
+    i32::try_from(r).unwrap_or(i32::MAX)
+}
+
 /// Cut to at most `n` UTF-16 units, as the CLI script does (so both backends agree exactly).
 fn cut(s: String, n: Option<usize>) -> String {
     let Some(n) = n else { return s };
@@ -93,13 +99,21 @@ impl SocketBackend {
         }
     }
 
-    /// Connect and check the layout now.
-    pub async fn probe(&self) -> Result<(), BackendError> {
-        self.client().await.map(|_| ())
+    /// Connect and detect the layout now (if not connected): the layout the server speaks.
+    pub async fn probe(&self) -> Result<Layout, BackendError> {
+        self.client().await.map(|(_, layout)| layout)
     }
 
-    /// The live connection, made (and its layout checked) if there is none or it was lost.
-    async fn client(&self) -> Result<(Arc<Client>, MapListType), BackendError> {
+    /// The layout of the live connection, if there is one (no I/O).
+    pub async fn connected_layout(&self) -> Option<Layout> {
+        let conn = self.conn.lock().await;
+        conn.as_ref()
+            .filter(|(c, _)| !c.is_closed())
+            .map(|(_, layout)| *layout)
+    }
+
+    /// The live connection, made (and its layout detected) if there is none or it was lost.
+    async fn client(&self) -> Result<(Arc<Client>, Layout), BackendError> {
         let mut conn = self.conn.lock().await;
         if let Some((c, layout)) = conn.as_ref()
             && !c.is_closed()
@@ -116,13 +130,10 @@ impl SocketBackend {
                 .map_err(failed)?,
         );
         let layout = match detect(&client).await.map_err(failed)? {
-            Detected::Known(layout) => layout.map_list,
-            Detected::Unknown(why) => {
-                return Err(BackendError::Failed(format!(
-                    "CopyQ's socket speaks an unknown protocol ({why}); use copyq.backend = \"cli\""
-                )));
-            }
+            Detected::Known(layout) => layout,
+            Detected::Unknown(why) => return Err(BackendError::Unsupported(why)),
         };
+        tracing::debug!(layout = %layout.describe(), "connected to CopyQ's socket");
         *conn = Some((client.clone(), layout));
         Ok((client, layout))
     }
@@ -143,12 +154,24 @@ impl SocketBackend {
         client.call_many(&calls).await.map_err(failed)
     }
 
-    async fn layout(&self) -> Result<MapListType, BackendError> {
+    async fn layout(&self) -> Result<Layout, BackendError> {
         Ok(self.client().await?.1)
     }
 
     pub async fn ping(&self) -> Result<(), BackendError> {
         self.tabs().await.map(|_| ())
+    }
+
+    pub async fn health(&self) -> super::Health {
+        match (self.probe().await, self.ping().await) {
+            (Ok(layout), Ok(())) => super::Health {
+                up: true,
+                backend: "socket",
+                copyq_version: None,
+                protocol: Some(layout.describe()),
+            },
+            _ => super::Health::down("socket"),
+        }
     }
 
     pub async fn tabs(&self) -> Result<Vec<String>, BackendError> {
@@ -171,152 +194,5 @@ impl SocketBackend {
         value
             .and_then(|v| v.trim().parse().ok())
             .ok_or_else(|| BackendError::Failed("CopyQ did not report maxitems".into()))
-    }
-
-    /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
-    /// another (whole tabs through selections, which return every row in one reply).
-    pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
-        let all = self.tabs().await?;
-        let names: Vec<String> = match &req.tabs {
-            TabSelector::Names { names } => {
-                names.iter().filter(|n| all.contains(n)).cloned().collect()
-            }
-            TabSelector::Prefix { prefix, invert } => all
-                .into_iter()
-                .filter(|n| n.starts_with(prefix.as_str()) != *invert)
-                .collect(),
-            TabSelector::All {} => all,
-        };
-        let lengths = self
-            .call_many(names.iter().map(|n| slots::browser_length(n)).collect())
-            .await?;
-        let mut totals = Vec::with_capacity(names.len());
-        for (call_tab, reply) in names.iter().zip(lengths) {
-            totals.push(
-                usize::try_from(
-                    slots::expect_int(&slots::browser_length(call_tab), reply).map_err(failed)?,
-                )
-                .unwrap_or(0),
-            );
-        }
-        let rows: Vec<Vec<Item>> = match req.limit {
-            Some(limit) => self.windows(&names, &totals, req.skip, limit).await?,
-            None => self
-                .whole_checked(&names, &totals)
-                .await?
-                .into_iter()
-                .map(|items| items.into_iter().skip(req.skip).collect())
-                .collect(),
-        };
-        let pages = names
-            .into_iter()
-            .zip(totals)
-            .zip(rows)
-            .map(|((name, total), items)| TabPage {
-                name,
-                total,
-                items: items
-                    .into_iter()
-                    .map(|it| Item {
-                        text: cut(it.text, req.preview),
-                        tags: it.tags,
-                        note: cut(it.note, req.preview),
-                    })
-                    .collect(),
-            })
-            .collect();
-        let max_items = if req.limits {
-            Some(self.max_items().await?)
-        } else {
-            None
-        };
-        Ok(Snapshot { pages, max_items })
-    }
-
-    async fn windows(
-        &self,
-        names: &[String],
-        totals: &[usize],
-        skip: usize,
-        limit: usize,
-    ) -> Result<Vec<Vec<Item>>, BackendError> {
-        let mut calls = Vec::new();
-        let mut counts = Vec::new();
-        for (name, total) in names.iter().zip(totals) {
-            let rows: Vec<usize> =
-                (skip..total.min(&skip.saturating_add(limit)).to_owned()).collect();
-            counts.push(rows.len());
-            calls.extend(
-                rows.into_iter()
-                    .map(|r| slots::browser_item_data(name, i32::try_from(r).unwrap_or(i32::MAX))),
-            );
-        }
-        let mut replies = self.call_many(calls).await?.into_iter();
-        Ok(counts
-            .into_iter()
-            .map(|n| {
-                replies
-                    .by_ref()
-                    .take(n)
-                    .map(|v| v.as_map().map(item_of).unwrap_or_default())
-                    .collect()
-            })
-            .collect())
-    }
-
-    /// Whole tabs. A selection holds CopyQ's in-memory tab: if another client makes CopyQ unload
-    /// that tab meanwhile (every write does, to save at once), the selection's data comes back
-    /// empty. Such a tab is read again row by row, which cannot be emptied that way.
-    async fn whole_checked(
-        &self,
-        names: &[String],
-        totals: &[usize],
-    ) -> Result<Vec<Vec<Item>>, BackendError> {
-        let mut tabs = self.whole(names).await?;
-        for i in 0..names.len() {
-            if tabs[i].len() != totals[i] {
-                tracing::debug!(
-                    got = tabs[i].len(),
-                    expected = totals[i],
-                    "selection disagreed with the tab's length; reading rows"
-                );
-                let rows = self
-                    .windows(&names[i..=i], &totals[i..=i], 0, totals[i])
-                    .await?;
-                tabs[i] = rows.into_iter().next().unwrap_or_default();
-            }
-        }
-        Ok(tabs)
-    }
-
-    async fn whole(&self, names: &[String]) -> Result<Vec<Vec<Item>>, BackendError> {
-        let ids = self
-            .call_many(names.iter().map(|n| slots::create_selection(n)).collect())
-            .await?;
-        let ids: Vec<i32> = ids
-            .into_iter()
-            .map(|v| match v {
-                Value::Int(id) => id,
-                _ => -1,
-            })
-            .collect();
-        let mut calls = Vec::new();
-        for id in &ids {
-            calls.push(slots::selection_select_all(*id));
-            calls.push(slots::selection_get_items_data(*id));
-            calls.push(slots::destroy_selection(*id));
-        }
-        let replies = self.call_many(calls).await?;
-        Ok(replies
-            .chunks(3)
-            .map(|c| match c.get(1) {
-                Some(Value::List(items)) => items
-                    .iter()
-                    .map(|v| v.as_map().map(item_of).unwrap_or_default())
-                    .collect(),
-                Some(Value::MapList(_, maps)) => maps.iter().map(item_of).collect(),
-                _ => Vec::new(),
-            })
-            .collect())
     }
 }

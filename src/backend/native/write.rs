@@ -1,22 +1,15 @@
-//! Writes over the socket, step for step as the CLI script makes them: checked against the item
-//! the gateway planned with, refused before CopyQ would evict, and durable before the reply (the
-//! touched tabs unloaded, or for a tab open in CopyQ's window the save delays zeroed around the
-//! write; CopyQ's tab list flushed when a tab was created or removed).
+//! Writes over the socket, following the durable-write protocol of [`crate::backend::protocol`]
+//! step for step (a comment marks each step), as the CLI script does.
 
 use std::future::Future;
 
 use super::super::socket::slots;
 use super::super::socket::value::{Call, Map, Value, map_get};
+use super::data_file::Formats;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Persisted};
 
-const SAVE_DELAYS: [&str; 5] = [
-    "save_delay_ms_on_item_added",
-    "save_delay_ms_on_item_removed",
-    "save_delay_ms_on_item_moved",
-    "save_delay_ms_on_item_modified",
-    "save_delay_ms_on_item_edited",
-];
+use crate::backend::protocol::SAVE_DELAYS;
 
 fn row(r: usize) -> i32 {
     i32::try_from(r).unwrap_or(i32::MAX)
@@ -53,16 +46,22 @@ impl SocketBackend {
         Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
     }
 
-    async fn row_data(&self, tab: &str, r: usize) -> Result<Map, BackendError> {
-        Ok(self
+    /// The data of row `r`, with the `formats` CopyQ keeps in files read from them.
+    async fn row_data(&self, tab: &str, r: usize, formats: Formats) -> Result<Map, BackendError> {
+        let map = self
             .call(slots::browser_item_data(tab, row(r)))
             .await?
             .as_map()
             .cloned()
-            .unwrap_or_default())
+            .unwrap_or_default();
+        let mut rows = [(r, map)];
+        self.fill_data_files(tab, &mut rows, formats).await?;
+        let [(_, map)] = rows;
+        Ok(map)
     }
 
-    /// The full data of `r` in `tab`, if it still holds `expect`.
+    /// The full data of `r` in `tab` (every format's content), if it still holds `expect`.
+    /// (write protocol: check)
     async fn check_row(&self, tab: &str, r: usize, expect: &Item) -> Result<Map, BackendError> {
         if !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
@@ -71,11 +70,21 @@ impl SocketBackend {
         if r >= count {
             return Err(BackendError::NoSuchRow { count });
         }
-        let data = self.row_data(tab, r).await?;
+        let data = self.row_data(tab, r, Formats::All).await?;
         if item_of(&data) != *expect {
             return Err(BackendError::Conflict);
         }
         Ok(data)
+    }
+
+    /// A write to `tab` that left no tab of that name went to another tab CopyQ matched to it.
+    async fn check_landed(&self, tab: &str) -> Result<(), BackendError> {
+        match self.exists(tab).await? {
+            true => Ok(()),
+            false => Err(BackendError::Misdirected {
+                tab: tab.to_owned(),
+            }),
+        }
     }
 
     async fn check_room(&self, tab: &str, limit: usize) -> Result<(), BackendError> {
@@ -123,18 +132,22 @@ impl SocketBackend {
             .map(|n| n.to_string())
             .collect();
         let created = existing.len() < names.len();
+        // write protocol: unload
         let unloaded = self.unload(&existing).await?;
         let pinned = existing.iter().any(|n| !unloaded.contains(n));
         let mut old = Vec::new();
         if pinned {
+            // write protocol: zero-delays
             for k in SAVE_DELAYS {
                 old.push(self.config_text(k).await?);
             }
             self.call_many(SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect())
                 .await?;
         }
+        // write protocol: body (verify is each body's last part)
         let result = body().await;
         if pinned {
+            // write protocol: restore-delays
             self.call_many(
                 SAVE_DELAYS
                     .iter()
@@ -153,8 +166,10 @@ impl SocketBackend {
                 .map(|n| n.to_string())
                 .collect()
         };
+        // write protocol: unload-after
         self.unload(&now).await?;
         if created {
+            // write protocol: flush-tab-list
             self.flush_tab_list().await?;
         }
         Ok((
@@ -180,11 +195,13 @@ impl SocketBackend {
         };
         let layout = self.layout().await?;
         let reply = self
-            .call(slots::browser_insert(layout, tab, 0, vec![data]))
+            .call(slots::browser_insert(layout.map_list, tab, 0, vec![data]))
             .await?;
         ok_or_text(&reply, "insert")?;
+        // write protocol: verify
+        self.check_landed(tab).await?;
         if self.length(tab).await? != before + 1
-            || item_of(&self.row_data(tab, 0).await?) != *expect
+            || item_of(&self.row_data(tab, 0, Formats::Item).await?) != *expect
         {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
@@ -222,10 +239,15 @@ impl SocketBackend {
             }
             let layout = self.layout().await?;
             let reply = self
-                .call(slots::browser_change(layout, tab, row(r), vec![data]))
+                .call(slots::browser_change(
+                    layout.map_list,
+                    tab,
+                    row(r),
+                    vec![data],
+                ))
                 .await?;
             ok_or_text(&reply, "change")?;
-            if item_of(&self.row_data(tab, r).await?) != *item {
+            if item_of(&self.row_data(tab, r, Formats::Item).await?) != *item {
                 return Err(BackendError::Failed("change was not applied".into()));
             }
             Ok(())
@@ -241,8 +263,9 @@ impl SocketBackend {
     ) -> Result<Persisted, BackendError> {
         self.check_row(tab, r, expect).await?;
         let body = || async {
+            let qt = self.layout().await?.qt;
             let reply = self
-                .call(slots::browser_remove_rows(tab, vec![row(r)]))
+                .call(slots::browser_remove_rows(qt, tab, vec![row(r)]))
                 .await?;
             ok_or_text(&reply, "remove")
         };
@@ -264,8 +287,9 @@ impl SocketBackend {
             self.insert_map(to, data, expect).await?;
             self.unload(&[to.to_owned()]).await?;
             self.check_row(from, r, expect).await?;
+            let qt = self.layout().await?.qt;
             let reply = self
-                .call(slots::browser_remove_rows(from, vec![row(r)]))
+                .call(slots::browser_remove_rows(qt, from, vec![row(r)]))
                 .await?;
             ok_or_text(&reply, "remove from source")
         };
@@ -276,13 +300,29 @@ impl SocketBackend {
         if self.exists(tab).await? {
             return Ok(false);
         }
-        // Touching a tab creates it.
-        self.durably(&[tab], || async { self.length(tab).await.map(|_| ()) })
-            .await?;
-        if !self.exists(tab).await? {
-            return Err(BackendError::Failed("tab was not created".into()));
-        }
+        self.durably(&[tab], || self.touch_or_add(tab)).await?;
+        self.check_landed(tab).await?;
         Ok(true)
+    }
+
+    /// Touching a tab creates it up to CopyQ 16; 17.0 creates one only for an added item (and
+    /// drops touched tabs from its configuration): then add an empty item and remove it.
+    async fn touch_or_add(&self, tab: &str) -> Result<(), BackendError> {
+        self.length(tab).await?;
+        if self.exists(tab).await? {
+            return Ok(());
+        }
+        let layout = self.layout().await?;
+        let placeholder = vec![(super::MIME_TEXT.to_owned(), Value::bytes(""))];
+        let calls = vec![
+            slots::browser_insert(layout.map_list, tab, 0, vec![placeholder]),
+            slots::browser_remove_rows(layout.qt, tab, vec![0]),
+        ];
+        let replies = self.call_many(calls).await?;
+        for (reply, what) in replies.iter().zip(["insert", "remove"]) {
+            ok_or_text(reply, what)?;
+        }
+        Ok(())
     }
 
     pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {

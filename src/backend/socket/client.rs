@@ -12,8 +12,8 @@ use tokio::task::AbortHandle;
 use tokio::time::{Instant, timeout_at};
 
 use super::conn::{CloseReason, Reply, Shared, read_loop, write_loop};
-use super::frame::encode_call;
-use super::value::{Call, Value};
+use super::frame::encode_call_in;
+use super::value::{Call, Dialect, Value};
 use super::{EncodeError, MAX_FRAME_LEN, SocketError};
 
 /// How a [`Client`] behaves.
@@ -108,12 +108,24 @@ impl Client {
         Ok(values)
     }
 
+    /// How this server writes values, as far as known: its Qt is learned from the first reply
+    /// holding a user type (Qt 5 until then), which is the user type id calls are sent with.
+    pub fn dialect(&self) -> Dialect {
+        self.shared.dialect()
+    }
+
+    /// Whether `DataFile` values carry CopyQ 14's has-key flag (see [`Dialect::data_file_key`]).
+    pub fn set_data_file_key(&self, on: bool) {
+        self.shared.set_data_file_key(on);
+    }
+
     /// Encode outside the connection's lock; ids are filled in under it.
     fn submit(&self, calls: &[Call]) -> Result<Vec<oneshot::Receiver<Reply>>, SocketError> {
         let max = self.options.max_frame_len;
+        let dialect = self.dialect();
         let mut frames = Vec::with_capacity(calls.len());
         for call in calls {
-            let frame = encode_call(0, call)?;
+            let frame = encode_call_in(0, call, dialect)?;
             if frame.len() > max {
                 return Err(EncodeError::TooLarge.into());
             }

@@ -242,3 +242,78 @@ async fn close_and_missing_sockets() {
     let missing = Client::connect(dir.path().join("none"), options(100)).await;
     assert!(matches!(missing, Err(SocketError::Connect { .. })));
 }
+
+/// The next whole frame from `sock`, buffering in `buf`.
+async fn next_frame(sock: &mut UnixStream, buf: &mut Vec<u8>) -> Vec<u8> {
+    loop {
+        if let Ok(Some((message, used))) = split_frame(buf, MAX_FRAME_LEN) {
+            let message = message.to_vec();
+            buf.drain(..used);
+            return message;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = sock.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "client hung up");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A Qt 6 server (CopyQ 15+) refuses user types sent with the Qt 5 id: once a reply shows the
+/// server's id, the client sends that one, with Qt 6's type names.
+#[tokio::test]
+async fn the_user_type_id_is_learned_from_replies_and_sent() {
+    use super::super::value::Qt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listener = UnixListener::bind(dir.path().join("s")).expect("bind");
+    let server = tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.expect("accept");
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            let message = next_frame(&mut sock, &mut buf).await;
+            let (id, call) = decode_call_payload(&message[4..]).expect("a valid call");
+            seen.push((message, call));
+            let mut payload = id.to_be_bytes().to_vec();
+            let qt6 = super::super::value::Dialect {
+                qt: Qt::V6,
+                data_file_key: false,
+            };
+            super::super::encode::encode_value_in(&mut payload, &Value::IntVector(vec![]), qt6)
+                .expect("encodable");
+            let frame = encode_frame(code::FUNCTION_CALL_RETURN_VALUE, &payload).expect("frame");
+            sock.write_all(&frame).await.expect("write");
+        }
+        seen
+    });
+    let client = connect(&dir, 2000).await;
+    assert_eq!(client.dialect().qt, Qt::V5);
+    let rows = Call::new("f(QList<int>)", vec![Value::IntVector(vec![1])]);
+    assert_eq!(
+        client.call(&rows).await.ok(),
+        Some(Value::IntVector(vec![]))
+    );
+    assert_eq!(client.dialect().qt, Qt::V6);
+    assert_eq!(
+        client.call(&rows).await.ok(),
+        Some(Value::IntVector(vec![]))
+    );
+    let seen = server.await.expect("server");
+    let header = |qt: Qt| {
+        let mut b = qt.user_type_id().to_be_bytes().to_vec();
+        b.push(0);
+        b.extend(
+            u32::try_from(qt.int_list().len() + 1)
+                .unwrap_or(0)
+                .to_be_bytes(),
+        );
+        b.extend(qt.int_list().as_bytes());
+        b
+    };
+    let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    assert!(contains(&seen[0].0, &header(Qt::V5)), "first call: Qt 5 id");
+    assert!(
+        contains(&seen[1].0, &header(Qt::V6)),
+        "after a Qt 6 reply: Qt 6 id"
+    );
+    assert!(!contains(&seen[1].0, &header(Qt::V5)));
+}

@@ -9,8 +9,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::decode::DecodeError;
-use super::frame::{HEADER_LEN, Message, decode_message, parse_header, set_call_id};
-use super::value::Value;
+use super::frame::{HEADER_LEN, Message, decode_message_in, parse_header, set_call_id};
+use super::value::{Dialect, Qt, Value};
 use super::{MAX_IN_FLIGHT, SocketError};
 
 pub(crate) type Reply = Result<Value, SocketError>;
@@ -52,6 +52,8 @@ struct State {
     pending: VecDeque<(i32, oneshot::Sender<Reply>)>,
     next_id: i32,
     closed: Option<CloseReason>,
+    /// How this server writes values; its Qt is learned from its replies.
+    dialect: Dialect,
 }
 
 /// What the client and its two tasks share.
@@ -69,6 +71,23 @@ impl Shared {
 
     pub(crate) fn closed(&self) -> Option<CloseReason> {
         self.lock().closed.clone()
+    }
+
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.lock().dialect
+    }
+
+    pub(crate) fn set_data_file_key(&self, on: bool) {
+        self.lock().dialect.data_file_key = on;
+    }
+
+    /// A reply used `qt`'s user type id: send that id from now on.
+    fn learn_qt(&self, qt: Qt) {
+        let mut state = self.lock();
+        if state.dialect.qt != qt {
+            tracing::debug!(?qt, "CopyQ's replies use this Qt's user type id");
+            state.dialect.qt = qt;
+        }
     }
 
     /// Give each call frame its call id, note it as waiting and queue it, all under one lock so
@@ -154,8 +173,11 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(read: R, shared: Arc<Shared>
     let mut read = BufReader::with_capacity(64 << 10, read);
     let reason = loop {
         match read_message(&mut read, max_len).await {
-            Ok(bytes) => match decode_message(&bytes) {
-                Ok(message) => {
+            Ok(bytes) => match decode_message_in(&bytes, shared.dialect()) {
+                Ok((message, qt)) => {
+                    if let Some(qt) = qt {
+                        shared.learn_qt(qt);
+                    }
                     if let Err(reason) = shared.dispatch(message) {
                         break reason;
                     }

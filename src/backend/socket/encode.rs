@@ -1,9 +1,9 @@
-//! `QDataStream` encoding (big-endian, Qt 5 layout) of the values CopyQ's RPC uses.
+//! `QDataStream` encoding (big-endian) of the values CopyQ's RPC uses, in a server's [`Dialect`].
 
 use thiserror::Error;
 
 use super::MAX_DEPTH;
-use super::value::{Map, MapListType, Value, type_id};
+use super::value::{Dialect, Map, MapListType, Value, type_id};
 
 /// A value that cannot be put on the wire. Never caused by CopyQ: by what the caller asked to send.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -70,19 +70,19 @@ fn put_cstr(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
     Ok(())
 }
 
-fn put_map(out: &mut Vec<u8>, map: &Map, depth: usize) -> Result<(), EncodeError> {
-    put_len(out, map.len())?;
-    for (key, value) in map {
-        put_string(out, Some(key))?;
-        put_variant(out, value, depth + 1)?;
-    }
-    Ok(())
+/// Encode `value` as a Qt 5 `QVariant`: type id, null flag (always 0, as Qt writes for a set
+/// value), the user type's name if any, then the value.
+pub fn encode_value(out: &mut Vec<u8>, value: &Value) -> Result<(), EncodeError> {
+    encode_value_in(out, value, Dialect::default())
 }
 
-/// Encode `value` as a `QVariant`: type id, null flag (always 0, as Qt writes for a set value),
-/// the user type's name if any, then the value.
-pub fn encode_value(out: &mut Vec<u8>, value: &Value) -> Result<(), EncodeError> {
-    put_variant(out, value, 0)
+/// [`encode_value`] in `dialect`: user types get its Qt's id and names.
+pub fn encode_value_in(
+    out: &mut Vec<u8>,
+    value: &Value,
+    dialect: Dialect,
+) -> Result<(), EncodeError> {
+    Writer { out, dialect }.variant(value, 0)
 }
 
 fn put_header(out: &mut Vec<u8>, id: u32) {
@@ -90,93 +90,119 @@ fn put_header(out: &mut Vec<u8>, id: u32) {
     out.push(0);
 }
 
-fn put_variant(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), EncodeError> {
-    if depth > MAX_DEPTH {
-        return Err(EncodeError::TooDeep);
-    }
-    match value {
-        Value::Invalid => put_header(out, type_id::INVALID),
-        Value::Bool(b) => {
-            put_header(out, type_id::BOOL);
-            out.push(u8::from(*b));
-        }
-        Value::Int(i) => {
-            put_header(out, type_id::INT);
-            put_i32(out, *i);
-        }
-        Value::UInt(u) => {
-            put_header(out, type_id::UINT);
-            put_u32(out, *u);
-        }
-        Value::LongLong(i) => {
-            put_header(out, type_id::LONG_LONG);
-            out.extend_from_slice(&i.to_be_bytes());
-        }
-        Value::ULongLong(u) => {
-            put_header(out, type_id::ULONG_LONG);
-            out.extend_from_slice(&u.to_be_bytes());
-        }
-        Value::Double(d) => {
-            put_header(out, type_id::DOUBLE);
-            out.extend_from_slice(&d.to_be_bytes());
-        }
-        Value::Map(map) => {
-            put_header(out, type_id::MAP);
-            put_map(out, map, depth)?;
-        }
-        Value::List(items) => {
-            put_header(out, type_id::LIST);
-            put_len(out, items.len())?;
-            for item in items {
-                put_variant(out, item, depth + 1)?;
-            }
-        }
-        Value::String(s) => {
-            put_header(out, type_id::STRING);
-            put_string(out, s.as_deref())?;
-        }
-        Value::StringList(list) => {
-            put_header(out, type_id::STRING_LIST);
-            put_len(out, list.len())?;
-            for s in list {
-                put_string(out, Some(s))?;
-            }
-        }
-        Value::Bytes(b) => {
-            put_header(out, type_id::BYTE_ARRAY);
-            put_bytes(out, b.as_deref())?;
-        }
-        Value::Regex { pattern, options } => {
-            put_header(out, type_id::REGULAR_EXPRESSION);
-            put_string(out, Some(pattern))?;
-            put_u32(out, *options);
-        }
-        Value::IntVector(v) => {
-            put_header(out, type_id::USER);
-            put_cstr(out, super::value::type_name::INT_VECTOR)?;
-            put_len(out, v.len())?;
-            for i in v {
-                put_i32(out, *i);
-            }
-        }
-        Value::MapList(kind, maps) => put_map_list(out, *kind, maps, depth)?,
-    }
-    Ok(())
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+    dialect: Dialect,
 }
 
-fn put_map_list(
-    out: &mut Vec<u8>,
-    kind: MapListType,
-    maps: &[Map],
-    depth: usize,
-) -> Result<(), EncodeError> {
-    put_header(out, type_id::USER);
-    put_cstr(out, kind.type_name())?;
-    put_len(out, maps.len())?;
-    for map in maps {
-        put_map(out, map, depth + 1)?;
+impl Writer<'_> {
+    fn map(&mut self, map: &Map, depth: usize) -> Result<(), EncodeError> {
+        put_len(self.out, map.len())?;
+        for (key, value) in map {
+            put_string(self.out, Some(key))?;
+            self.variant(value, depth + 1)?;
+        }
+        Ok(())
     }
-    Ok(())
+
+    fn user_header(&mut self, name: &str) -> Result<(), EncodeError> {
+        put_header(self.out, self.dialect.qt.user_type_id());
+        put_cstr(self.out, name)
+    }
+
+    fn variant(&mut self, value: &Value, depth: usize) -> Result<(), EncodeError> {
+        if depth > MAX_DEPTH {
+            return Err(EncodeError::TooDeep);
+        }
+        match value {
+            Value::Invalid => put_header(self.out, type_id::INVALID),
+            Value::Bool(b) => {
+                put_header(self.out, type_id::BOOL);
+                self.out.push(u8::from(*b));
+            }
+            Value::Int(i) => {
+                put_header(self.out, type_id::INT);
+                put_i32(self.out, *i);
+            }
+            Value::UInt(u) => {
+                put_header(self.out, type_id::UINT);
+                put_u32(self.out, *u);
+            }
+            Value::LongLong(i) => {
+                put_header(self.out, type_id::LONG_LONG);
+                self.out.extend_from_slice(&i.to_be_bytes());
+            }
+            Value::ULongLong(u) => {
+                put_header(self.out, type_id::ULONG_LONG);
+                self.out.extend_from_slice(&u.to_be_bytes());
+            }
+            Value::Double(d) => {
+                put_header(self.out, type_id::DOUBLE);
+                self.out.extend_from_slice(&d.to_be_bytes());
+            }
+            Value::Map(map) => {
+                put_header(self.out, type_id::MAP);
+                self.map(map, depth)?;
+            }
+            Value::List(items) => {
+                put_header(self.out, type_id::LIST);
+                put_len(self.out, items.len())?;
+                for item in items {
+                    self.variant(item, depth + 1)?;
+                }
+            }
+            Value::String(s) => {
+                put_header(self.out, type_id::STRING);
+                put_string(self.out, s.as_deref())?;
+            }
+            Value::StringList(list) => {
+                put_header(self.out, type_id::STRING_LIST);
+                put_len(self.out, list.len())?;
+                for s in list {
+                    put_string(self.out, Some(s))?;
+                }
+            }
+            Value::Bytes(b) => {
+                put_header(self.out, type_id::BYTE_ARRAY);
+                put_bytes(self.out, b.as_deref())?;
+            }
+            Value::Regex { pattern, options } => {
+                put_header(self.out, type_id::REGULAR_EXPRESSION);
+                put_string(self.out, Some(pattern))?;
+                put_u32(self.out, *options);
+            }
+            Value::IntVector(v) => {
+                self.user_header(self.dialect.qt.int_list())?;
+                put_len(self.out, v.len())?;
+                for i in v {
+                    put_i32(self.out, *i);
+                }
+            }
+            Value::MapList(kind, maps) => self.map_list(*kind, maps, depth)?,
+            Value::DataFile(path) => {
+                self.user_header(super::value::type_name::DATA_FILE)?;
+                put_string(self.out, Some(path))?;
+                if self.dialect.data_file_key {
+                    self.out.push(0); // no encryption key
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn map_list(
+        &mut self,
+        kind: MapListType,
+        maps: &[Map],
+        depth: usize,
+    ) -> Result<(), EncodeError> {
+        self.user_header(kind.type_name())?;
+        put_len(self.out, maps.len())?;
+        for map in maps {
+            self.map(map, depth + 1)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

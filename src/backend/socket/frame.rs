@@ -2,8 +2,8 @@
 //! the client sends (code 8) and the messages the server sends back (9 reply, 10 stop, ...).
 
 use super::decode::{DecodeError, Reader};
-use super::encode::{EncodeError, encode_value, put_bytes, put_i32, put_len, put_u32};
-use super::value::{Call, Value};
+use super::encode::{EncodeError, encode_value_in, put_bytes, put_i32, put_len, put_u32};
+use super::value::{Call, Dialect, Qt, Value};
 
 pub const FRAME_MAGIC: u32 = 0x0C09_0701;
 pub const FRAME_VERSION: u32 = 1;
@@ -63,6 +63,15 @@ pub fn encode_frame(code: i32, payload: &[u8]) -> Result<Vec<u8>, EncodeError> {
 /// The payload of a call: `u32 magic | u32 version | i32 id | QByteArray signature | u32 argc |
 /// argc x QVariant` (the tail is Qt's `QVector<QVariant>`).
 pub fn encode_call_payload(id: i32, call: &Call) -> Result<Vec<u8>, EncodeError> {
+    encode_call_payload_in(id, call, Dialect::default())
+}
+
+/// [`encode_call_payload`] with the arguments in `dialect`.
+pub fn encode_call_payload_in(
+    id: i32,
+    call: &Call,
+    dialect: Dialect,
+) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::new();
     put_u32(&mut out, CALL_MAGIC);
     put_u32(&mut out, CALL_VERSION);
@@ -70,14 +79,23 @@ pub fn encode_call_payload(id: i32, call: &Call) -> Result<Vec<u8>, EncodeError>
     put_bytes(&mut out, Some(call.signature.as_bytes()))?;
     put_len(&mut out, call.args.len())?;
     for arg in &call.args {
-        encode_value(&mut out, arg)?;
+        encode_value_in(&mut out, arg, dialect)?;
     }
     Ok(out)
 }
 
-/// A whole frame calling `call` with call id `id`.
+/// A whole frame calling `call` with call id `id`, Qt 5 user types.
 pub fn encode_call(id: i32, call: &Call) -> Result<Vec<u8>, EncodeError> {
-    encode_frame(code::FUNCTION_CALL, &encode_call_payload(id, call)?)
+    encode_call_in(id, call, Dialect::default())
+}
+
+/// A whole frame calling `call` in `dialect`. Always message code 8: servers from 14.0 also take
+/// 14 (a priority call), older ones drop it.
+pub fn encode_call_in(id: i32, call: &Call, dialect: Dialect) -> Result<Vec<u8>, EncodeError> {
+    encode_frame(
+        code::FUNCTION_CALL,
+        &encode_call_payload_in(id, call, dialect)?,
+    )
 }
 
 /// Where the call id sits in a frame from [`encode_call`]: after the frame header, the message
@@ -108,20 +126,30 @@ pub enum Message {
     Other { code: i32 },
 }
 
-/// Decode the message (code + payload) of one frame.
+/// Decode the message (code + payload) of one frame from a Qt 5 server before CopyQ 14.
 pub fn decode_message(message: &[u8]) -> Result<Message, DecodeError> {
-    let mut r = Reader::new(message);
+    decode_message_in(message, Dialect::default()).map(|(m, _)| m)
+}
+
+/// Decode one frame's message written in `dialect`, and say which Qt's user type id it used, if
+/// it held a user type: the id the server takes in calls.
+pub fn decode_message_in(
+    message: &[u8],
+    dialect: Dialect,
+) -> Result<(Message, Option<Qt>), DecodeError> {
+    let mut r = Reader::in_dialect(message, dialect);
     let code = r.i32()?;
-    match code {
-        code::FUNCTION_CALL_RETURN_VALUE if r.remaining() == 0 => Ok(Message::Rejected),
+    let message = match code {
+        code::FUNCTION_CALL_RETURN_VALUE if r.remaining() == 0 => Message::Rejected,
         code::FUNCTION_CALL_RETURN_VALUE => {
             let id = r.i32()?;
             let value = r.variant(0).and_then(|v| r.finish().map(|()| v));
-            Ok(Message::Reply { id, value })
+            Message::Reply { id, value }
         }
-        code::STOP => Ok(Message::Stop),
-        code => Ok(Message::Other { code }),
-    }
+        code::STOP => Message::Stop,
+        code => Message::Other { code },
+    };
+    Ok((message, r.seen_qt()))
 }
 
 /// Decode a call payload, the way the server does: for tests and test doubles.

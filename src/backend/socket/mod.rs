@@ -27,6 +27,7 @@
 pub mod client;
 mod conn;
 pub mod decode;
+pub mod dialect;
 pub mod encode;
 pub mod frame;
 pub mod path;
@@ -47,7 +48,7 @@ pub use decode::DecodeError;
 pub use encode::EncodeError;
 pub use path::{PathError, SocketEnv};
 pub use probe::{Detected, Layout};
-pub use value::{Call, Map, MapListType, Value};
+pub use value::{Call, Dialect, Map, MapListType, Qt, Value};
 
 /// Largest frame accepted from the server (and sent to it): a bound on what one reply can make
 /// the client allocate. CopyQ sends one reply per call, so this caps a single item or selection.

@@ -1,32 +1,55 @@
-//! Whether a server speaks the socket layout this client knows, found out by asking it.
+//! Which socket layout a server speaks, found out by asking it, on every new connection.
 //!
 //! No slot reports CopyQ's version (the CLI's `version()` runs in the client process), so the
-//! probe checks behaviour, in three calls without side effects (about 1 ms in all):
+//! probe checks behaviour, in four calls without side effects (about 1 ms in all):
 //!
 //! 1. `tabs()` must come back as a `QStringList`: frames, calls and `QVariant`s line up.
-//! 2. `selectionGetRows(int)` with a selection id that does not exist must come back as the Qt 5
-//!    user type `QVector<int>` (id 1024). A Qt 6 build sends id 65536 and `QList<int>`.
+//! 2. `selectionGetRows(int)` with a selection id that does not exist must come back as a row list,
+//!    a user type: its id (1024 from Qt 5 builds, 65536 from Qt 6 ones) is the one to send, since
+//!    CopyQ 15+ refuses 1024 and 9.0 refuses 65536. The client learns it from that reply.
 //! 3. `browserInsert(...)` is sent with **no arguments** under the 6.x signature: if the slot exists
 //!    the server answers with its default value without running it (Qt refuses to invoke a slot
 //!    with too few arguments, and CopyQ logs "Bad scriptable proxy slot call"); if not, the reply
-//!    is empty. Then the same with `VariantMapList` (CopyQ >= 7.1, known from source only).
+//!    is empty. Then the same with `VariantMapList` (CopyQ >= 7.1).
+//! 4. The same no-argument probe of `playSound(QString,float)`, added in 14.0 together with the
+//!    has-key flag in `DataFile` values.
 
+use super::SocketError;
 use super::client::Client;
 use super::slots;
-use super::value::{Call, MapListType, Value};
-use super::{DecodeError, SocketError};
+use super::value::{Call, MapListType, Qt, Value};
 
 /// The layout a server was found to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     /// The name of the list-of-maps type in `browserInsert`/`browserChange` signatures.
     pub map_list: MapListType,
+    /// The Qt it was built with: user type id and the row list's name in signatures.
+    pub qt: Qt,
+    /// CopyQ 14.0 or later (`DataFile` values carry a has-key flag).
+    pub since_14: bool,
+}
+
+impl Layout {
+    /// A short description for logs and /healthz: `Qt 6, CopyQ >= 14`.
+    pub fn describe(&self) -> String {
+        let qt = match self.qt {
+            Qt::V5 => "Qt 5",
+            Qt::V6 => "Qt 6",
+        };
+        let copyq = match (self.since_14, self.map_list) {
+            (true, _) => ">= 14.0",
+            (false, MapListType::VariantMapList) => "7.1 - 13.x",
+            (false, MapListType::QVector) => "< 7.1",
+        };
+        format!("{qt}, CopyQ {copyq}")
+    }
 }
 
 /// What [`detect`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Detected {
-    /// Qt 5 streams and known slots: use the socket with this layout.
+    /// Known streams and slots: use the socket with this layout.
     Known(Layout),
     /// Something else: the caller should use the CLI. The text says what did not match.
     Unknown(String),
@@ -41,29 +64,37 @@ pub async fn detect(client: &Client) -> Result<Detected, SocketError> {
         other => return Ok(unknown(&tabs, other)),
     }
     let rows = slots::selection_get_rows(-1);
-    match client.call(&rows).await {
-        Ok(Value::IntVector(_)) => {}
-        Err(SocketError::BadReply(DecodeError::UnknownType(id))) if id >= 65536 => {
-            return Ok(Detected::Unknown(format!(
-                "user type id {id} in replies: a Qt 6 build of CopyQ"
-            )));
-        }
-        Ok(other) => return Ok(unknown(&rows, Some(other))),
-        Err(SocketError::Rejected | SocketError::BadReply(_)) => return Ok(unknown(&rows, None)),
-        Err(e) => return Err(e),
+    match answer(client, &rows).await? {
+        Some(Value::IntVector(_)) => {}
+        other => return Ok(unknown(&rows, other)),
     }
-    for map_list in [MapListType::QVector, MapListType::VariantMapList] {
-        let insert = slots::browser_insert(map_list, "", 0, vec![]);
+    // Learned by the client from the reply just read.
+    let qt = client.dialect().qt;
+    let mut map_list = None;
+    for kind in [MapListType::VariantMapList, MapListType::QVector] {
+        let insert = slots::browser_insert(kind, "", 0, vec![]);
         if answer(client, &Call::new(insert.signature, vec![]))
             .await?
             .is_some()
         {
-            return Ok(Detected::Known(Layout { map_list }));
+            map_list = Some(kind);
+            break;
         }
     }
-    Ok(Detected::Unknown(
-        "no browserInsert slot with a known signature".into(),
-    ))
+    let Some(map_list) = map_list else {
+        return Ok(Detected::Unknown(
+            "no browserInsert slot with a known signature".into(),
+        ));
+    };
+    let since_14 = answer(client, &Call::new("playSound(QString,float)", vec![]))
+        .await?
+        .is_some();
+    client.set_data_file_key(since_14);
+    Ok(Detected::Known(Layout {
+        map_list,
+        qt,
+        since_14,
+    }))
 }
 
 /// The reply, `None` for a rejection or an unreadable value; connection failures pass through.

@@ -8,7 +8,7 @@ use super::MAX_FRAME_LEN;
 use super::encode::encode_value;
 use super::frame::{Message, decode_message, encode_call, split_frame};
 use super::slots;
-use super::value::{Call, Map, MapListType, Value};
+use super::value::{Call, Map, MapListType, Qt, Value};
 
 /// A copy of shared/copyq/protocol_probe.py, kept in the repository so this check runs anywhere.
 const PROBE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
@@ -108,7 +108,7 @@ fn encoding_matches_the_python_probe_byte_for_byte() {
         ),
         (
             "call('browserRemoveRows(QString,QVector<int>)', 'x', p.qvector_int([0, 5, -1]), cid=5)",
-            frame(5, slots::browser_remove_rows("x", vec![0, 5, -1])),
+            frame(5, slots::browser_remove_rows(Qt::V5, "x", vec![0, 5, -1])),
         ),
         (
             "call('selectionSelect(int,QVariant,QString)', 9, p.Regex('PROBE', icase=True), 'text/plain', cid=6)",

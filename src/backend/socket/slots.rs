@@ -5,7 +5,7 @@
 //! when it is missing, and an empty name means the first tab. Check [`tabs`] before reading.
 
 use super::SocketError;
-use super::value::{Call, Map, MapListType, Value};
+use super::value::{Call, Map, MapListType, Qt, Value};
 
 /// `tabs()` -> `QStringList` of every tab, in tab order.
 pub fn tabs() -> Call {
@@ -64,11 +64,12 @@ pub fn browser_change(kind: MapListType, tab: &str, row: i32, items: Vec<Map>) -
     )
 }
 
-/// `browserRemoveRows(QString,QVector<int>)` -> `QString` error or null. Rows out of range are
-/// skipped silently.
-pub fn browser_remove_rows(tab: &str, rows: Vec<i32>) -> Call {
+/// `browserRemoveRows(QString,QVector<int>)` (`QList<int>` on Qt 6: the old name still
+/// dispatches there but is deprecated) -> `QString` error or null. Rows out of range are skipped
+/// silently.
+pub fn browser_remove_rows(qt: Qt, tab: &str, rows: Vec<i32>) -> Call {
     Call::new(
-        "browserRemoveRows(QString,QVector<int>)",
+        format!("browserRemoveRows(QString,{})", qt.int_list()),
         vec![Value::str(tab), Value::IntVector(rows)],
     )
 }
@@ -176,6 +177,14 @@ mod tests {
         );
         let v71 = browser_change(MapListType::VariantMapList, "t", 0, vec![]);
         assert_eq!(v71.signature, "browserChange(QString,int,VariantMapList)");
+        assert_eq!(
+            browser_remove_rows(Qt::V5, "t", vec![]).signature,
+            "browserRemoveRows(QString,QVector<int>)"
+        );
+        assert_eq!(
+            browser_remove_rows(Qt::V6, "t", vec![]).signature,
+            "browserRemoveRows(QString,QList<int>)"
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The values that cross CopyQ's socket: the subset of Qt 5's `QVariant` its RPC slots use, and an
-//! RPC call (a slot signature plus arguments).
+//! The values that cross CopyQ's socket: the subset of Qt's `QVariant` its RPC slots use, the
+//! [`Dialect`] a server writes them in (Qt 5 or Qt 6 builds, CopyQ before or from 14.0), and an RPC
+//! call (a slot signature plus arguments).
 
-/// A `QVariantMap` in wire order. Qt writes maps in descending key order; the order does not matter
-/// to CopyQ, but keeping it makes encoding exact and byte-comparable.
+/// A `QVariantMap` in wire order. Qt 5 writes maps in descending key order, Qt 6 in ascending: the
+/// order does not matter to CopyQ, nor here (look keys up, never rely on positions), but keeping it
+/// makes encoding exact and byte-comparable.
 pub type Map = Vec<(String, Value)>;
 
 /// Qt 5 `QMetaType` ids, as written in front of every `QVariant`.
@@ -22,16 +24,25 @@ pub mod type_id {
     /// A `QVariant` inside the `QVariant`: what a slot declared to return `QVariant` sends.
     pub const VARIANT: u32 = 41;
     pub const REGULAR_EXPRESSION: u32 = 44;
-    /// `QMetaType::User` in a Qt 5 stream: the type's name follows. (Qt 6 streams use 65536.)
+    /// `QMetaType::User` in a Qt 5 stream: the type's name follows.
     pub const USER: u32 = 1024;
+    /// `QMetaType::User` in a Qt 6 stream.
+    pub const USER_QT6: u32 = 65536;
 }
+
+pub use super::dialect::{Dialect, Qt};
 
 /// Registered names of the user types CopyQ passes.
 pub mod type_name {
+    /// A row list on Qt 5 builds.
     pub const INT_VECTOR: &str = "QVector<int>";
+    /// The same on Qt 6 builds (where `QVector` is an alias of `QList`).
+    pub const INT_LIST: &str = "QList<int>";
     pub const MAP_VECTOR: &str = "QVector<QVariantMap>";
     /// CopyQ 7.1 wraps `QVector<QVariantMap>` in this type (same layout).
     pub const VARIANT_MAP_LIST: &str = "VariantMapList";
+    /// CopyQ 8.0+: an item format kept in a file (over `item_data_threshold` bytes), sent as its path.
+    pub const DATA_FILE: &str = "DataFile";
 }
 
 /// `QRegularExpression::CaseInsensitiveOption`.
@@ -81,6 +92,9 @@ pub enum Value {
     IntVector(Vec<i32>),
     /// User type `QVector<QVariantMap>` or `VariantMapList`.
     MapList(MapListType, Vec<Map>),
+    /// User type `DataFile`: an item format CopyQ keeps in this file. Its content is read with
+    /// `browserItemData(QString,int,QString)`. An encryption key sent with it is dropped unread.
+    DataFile(String),
 }
 
 impl Value {
@@ -165,6 +179,7 @@ impl Value {
             Self::Regex { .. } => "QRegularExpression",
             Self::IntVector(_) => "QVector<int>",
             Self::MapList(t, _) => t.type_name(),
+            Self::DataFile(_) => type_name::DATA_FILE,
         }
     }
 }
@@ -201,6 +216,13 @@ pub(crate) mod strategy {
         prop::collection::vec((".{0,6}", inner), 0..4)
     }
 
+    pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
+        (any::<bool>(), any::<bool>()).prop_map(|(qt6, data_file_key)| Dialect {
+            qt: if qt6 { Qt::V6 } else { Qt::V5 },
+            data_file_key,
+        })
+    }
+
     pub fn arb_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Invalid),
@@ -218,6 +240,7 @@ pub(crate) mod strategy {
             (".{0,8}", any::<u32>())
                 .prop_map(|(pattern, options)| Value::Regex { pattern, options }),
             prop::collection::vec(any::<i32>(), 0..6).prop_map(Value::IntVector),
+            "/.{0,12}".prop_map(Value::DataFile),
         ];
         leaf.prop_recursive(4, 48, 4, |inner| {
             prop_oneof![

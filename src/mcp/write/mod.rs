@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::Tools;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, Item};
+use crate::backend::{BackendError, Item, ReadRequest, TabSelector};
 use crate::clipboard::TabRef;
 use crate::store::AuditEntry;
 use params::WriteCall;
@@ -45,7 +45,9 @@ pub async fn call(
         None => None,
     };
     let result = execute(tools, &plan).await;
-    if let (Err(_), Some(store), Some(id)) = (&result, &tools.audit, audit_id)
+    // A misdirected write was made (elsewhere): its record stays.
+    let undone = matches!(&result, Err(e) if !matches!(e, ToolError::Misdirected { .. }));
+    if let (true, Some(store), Some(id)) = (undone, &tools.audit, audit_id)
         && let Err(e) = store.drop_audit(id)
     {
         tracing::error!(error = %e, "cannot withdraw the audit entry of a failed write");
@@ -173,11 +175,39 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
             tab.shown
         )),
         BackendError::TabFull { limit } => tab_full(target, limit),
+        BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         other => other.into(),
     }
 }
 
+/// A write that CopyQ made in another tab than the one planned: say which, when the tab list shows
+/// it, and never that it was not made.
+async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
+    let ToolError::Misdirected { tab, landed: None } = e else {
+        return e;
+    };
+    let all = ReadRequest {
+        tabs: TabSelector::All {},
+        skip: 0,
+        limit: Some(0),
+        preview: None,
+        limits: false,
+    };
+    let landed = match tools.backend.read(&all).await {
+        Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs).map(str::to_owned),
+        Err(_) => None,
+    };
+    ToolError::Misdirected { tab, landed }
+}
+
 async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
+    match execute_plan(tools, plan).await {
+        Err(e) => Err(misdirected(tools, e).await),
+        ok => ok,
+    }
+}
+
+async fn execute_plan(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
     let persisted = match plan {
@@ -301,6 +331,47 @@ mod tests {
             "error|COPYQ_ERROR|Item 1 of 'info' changed in CopyQ while this write was being made; nothing was changed. Read it again and retry"
         );
         assert_eq!(texts(&mem, "mcp/info"), ["new", "a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn a_write_misdirected_by_a_tab_appearing_meanwhile_says_where_it_went() {
+        let (tools, mem) = tools(200);
+        let call = WriteCall::parse(
+            &args(json!({"mode": "add", "tab": "workspace/kh", "text": "x"})),
+            &tools.roots,
+        )
+        .unwrap();
+        let planned = plan(&tools, &call.op, None).await.unwrap();
+        // The owner makes "&mcp/workspace/kh" between planning and executing.
+        mem.create_tab("&mcp/workspace/kh").unwrap();
+        let got = execute(&tools, &planned).await.unwrap_err().line();
+        assert_eq!(
+            got,
+            "error|PERMISSION_DENIED|CopyQ made this write in its tab '&mcp/workspace/kh' instead of \
+             'mcp/workspace/kh' (CopyQ ignores '&' in tab names, and that tab appeared after the write was \
+             planned): the change was made there, not in 'mcp/workspace/kh'"
+        );
+        assert_eq!(texts(&mem, "&mcp/workspace/kh"), ["x"]);
+        // Planned now, the same write is refused before anything is written.
+        let got = call_tool(
+            &tools,
+            json!({"mode": "add", "tab": "workspace/kh", "text": "y"}),
+        )
+        .await;
+        assert_eq!(
+            got,
+            "error|PERMISSION_DENIED|Tab 'workspace/kh' does not exist, and CopyQ would write to its existing tab \
+             '&mcp/workspace/kh' instead (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or \
+             use another name"
+        );
+        assert_eq!(texts(&mem, "&mcp/workspace/kh"), ["x"]);
+    }
+
+    async fn call_tool(tools: &Tools, a: serde_json::Value) -> String {
+        match call(tools, &owner(), &args(a)).await {
+            Ok(text) => text,
+            Err(e) => e.line(),
+        }
     }
 
     #[tokio::test]

@@ -123,6 +123,19 @@ async fn item_at(
     }
 }
 
+/// Refuse a write to `tab` when it does not exist and CopyQ would take another existing tab for it
+/// (one whose name differs only by `&`, see [`crate::backend::names`]): the write would leave it.
+fn no_clash(snap: &Snapshot, tab: &TabRef) -> Result<(), ToolError> {
+    match crate::backend::names::clash(&tab.full, &snap.all_tabs) {
+        None => Ok(()),
+        Some(other) => Err(ToolError::PermissionDenied(format!(
+            "Tab '{}' does not exist, and CopyQ would write to its existing tab '{other}' instead \
+             (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or use another name",
+            tab.shown
+        ))),
+    }
+}
+
 /// CopyQ's item limit, if `tab` has room for one more item under it.
 fn room(snap: &Snapshot, tab: &TabRef) -> Result<usize, ToolError> {
     let limit = snap
@@ -139,6 +152,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result
     Ok(match op {
         WriteOp::Add { tab, item } => {
             let snap = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
+            no_clash(&snap, tab)?;
             Plan::Add {
                 tab: tab.clone(),
                 item: item.clone(),
@@ -174,6 +188,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result
         }
         WriteOp::Move { tab, index, to } => {
             let (index, item, snap) = item_at(tools, tab, *index, Some(to), expected).await?;
+            no_clash(&snap, to)?;
             Plan::Move {
                 from: tab.clone(),
                 index,
@@ -184,6 +199,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result
         }
         WriteOp::TabCreate { path } => {
             let snap = snapshot(tools, vec![path.full.clone()], (0, 0), false).await?;
+            no_clash(&snap, path)?;
             Plan::TabCreate {
                 path: path.clone(),
                 exists: !snap.pages.is_empty(),

@@ -1,0 +1,150 @@
+//! `copyq.backend = "auto"`: the socket whenever it can serve, the CLI otherwise, decided per
+//! connection rather than once at start-up. A gateway started before CopyQ, or across a CopyQ
+//! restart or upgrade, ends on the socket as soon as CopyQ is up and speaks a layout the socket
+//! client knows; a layout it does not know sends the calls through the CLI from that moment, with
+//! one log line, and back to the socket once it is usable again. Nothing is ever retried on the
+//! other backend: a write that failed half-way must not be made twice.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::{
+    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, Snapshot, SocketBackend,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Socket,
+    Cli,
+}
+
+#[derive(Debug, Clone)]
+pub struct AutoBackend {
+    socket: SocketBackend,
+    cli: CliBackend,
+    /// The route taken last, to log each change once.
+    last: Arc<Mutex<Option<Route>>>,
+}
+
+/// Run one operation on the backend the current route names.
+macro_rules! routed {
+    ($self:ident, $method:ident($($arg:expr),*)) => {
+        match $self.route().await? {
+            Route::Socket => $self.socket.$method($($arg),*).await,
+            Route::Cli => $self.cli.$method($($arg),*).await,
+        }
+    };
+}
+
+impl AutoBackend {
+    pub fn new(socket: SocketBackend, cli: CliBackend) -> Self {
+        Self {
+            socket,
+            cli,
+            last: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The socket if its connection is live or can be made and its layout is known (detection
+    /// runs once per connection, ~1 ms); the CLI if the layout is unknown. CopyQ not answering
+    /// is an error here, as it would be on either backend.
+    async fn route(&self) -> Result<Route, BackendError> {
+        match self.socket.probe().await {
+            Ok(layout) => {
+                self.note(Route::Socket, || {
+                    tracing::info!(layout = %layout.describe(), "serving through CopyQ's socket");
+                });
+                Ok(Route::Socket)
+            }
+            Err(BackendError::Unsupported(why)) => {
+                self.note(Route::Cli, || {
+                    tracing::warn!(%why, "CopyQ's socket speaks a protocol this gateway does not know; serving through the copyq CLI until it does");
+                });
+                Ok(Route::Cli)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The backend that served last (`socket` before any call).
+    pub fn current(&self) -> &'static str {
+        match *self.last.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(Route::Cli) => "cli",
+            Some(Route::Socket) | None => "socket",
+        }
+    }
+
+    fn note(&self, route: Route, log: impl FnOnce()) {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if *last != Some(route) {
+            *last = Some(route);
+            log();
+        }
+    }
+
+    pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
+        routed!(self, read(request))
+    }
+
+    pub async fn insert(
+        &self,
+        tab: &str,
+        item: &Item,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        routed!(self, insert(tab, item, limit))
+    }
+
+    pub async fn change(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+        item: &Item,
+    ) -> Result<Persisted, BackendError> {
+        routed!(self, change(tab, row, expect, item))
+    }
+
+    pub async fn remove(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+    ) -> Result<Persisted, BackendError> {
+        routed!(self, remove(tab, row, expect))
+    }
+
+    pub async fn move_item(
+        &self,
+        from: &str,
+        row: usize,
+        expect: &Item,
+        to: &str,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        routed!(self, move_item(from, row, expect, to, limit))
+    }
+
+    pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
+        routed!(self, create_tab(tab))
+    }
+
+    pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {
+        routed!(self, remove_tabs(tabs))
+    }
+
+    pub async fn ping(&self) -> Result<(), BackendError> {
+        routed!(self, ping())
+    }
+
+    /// The health of the route taken now; CopyQ down is reported as the socket's.
+    pub async fn health(&self) -> Health {
+        match self.route().await {
+            Ok(Route::Cli) => self.cli.health().await,
+            Ok(Route::Socket) | Err(_) => self.socket.health().await,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "auto_tests.rs"]
+mod tests;

@@ -1,0 +1,65 @@
+//! Item formats CopyQ keeps in files (CopyQ 8.0+, over `item_data_threshold` bytes): the socket sends
+//! their path as a `DataFile` value, not their content. The content is fetched with
+//! `browserItemData(QString,int,QString)`, all of a read's in one pipelined batch.
+
+use super::super::socket::slots;
+use super::super::socket::value::{Map, Value};
+use super::{MIME_NOTE, MIME_TAGS, MIME_TEXT, SocketBackend, row_arg};
+use crate::backend::BackendError;
+
+/// Which formats a caller needs as content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formats {
+    /// Text, tags and note: what an [`crate::backend::Item`] holds (reads, checks).
+    Item,
+    /// Every format: the item is copied elsewhere (a move), where a path to the source's file
+    /// would dangle once the source row is removed.
+    All,
+}
+
+impl Formats {
+    fn wants(self, mime: &str) -> bool {
+        self == Self::All || [MIME_TEXT, MIME_TAGS, MIME_NOTE].contains(&mime)
+    }
+}
+
+impl SocketBackend {
+    /// Replace the `DataFile` values of `rows` (row number, its data) in `tab` by their content.
+    /// Costs nothing when there are none; otherwise one batch of calls.
+    pub(super) async fn fill_data_files(
+        &self,
+        tab: &str,
+        rows: &mut [(usize, Map)],
+        formats: Formats,
+    ) -> Result<(), BackendError> {
+        let mut at = Vec::new();
+        let mut calls = Vec::new();
+        for (i, (row, map)) in rows.iter().enumerate() {
+            for (k, (mime, value)) in map.iter().enumerate() {
+                if matches!(value, Value::DataFile(_)) && formats.wants(mime) {
+                    at.push((i, k));
+                    calls.push(slots::browser_item_format(tab, row_arg(*row), mime));
+                }
+            }
+        }
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let replies = self.call_many(calls).await?;
+        for ((i, k), reply) in at.into_iter().zip(replies) {
+            let content = match reply {
+                v @ (Value::Bytes(_) | Value::String(_)) => v,
+                other => {
+                    return Err(BackendError::Failed(format!(
+                        "CopyQ sent {} for the content of an item format kept in a file",
+                        other.kind()
+                    )));
+                }
+            };
+            if let Some(entry) = rows.get_mut(i).and_then(|(_, m)| m.get_mut(k)) {
+                entry.1 = content;
+            }
+        }
+        Ok(())
+    }
+}

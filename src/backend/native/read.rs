@@ -1,0 +1,168 @@
+//! Reads over the socket: lengths in one batch, then the rows in another (whole tabs through
+//! selections, which return every row in one reply), formats kept in files fetched afterwards.
+
+use super::super::socket::slots;
+use super::super::socket::value::{Map, Value};
+use super::{SocketBackend, cut, data_file, failed, item_of, row_arg};
+use crate::backend::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector};
+
+impl SocketBackend {
+    /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
+    /// another (whole tabs through selections, which return every row in one reply).
+    pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+        let all_tabs = self.tabs().await?;
+        let names: Vec<String> = match &req.tabs {
+            TabSelector::Names { names } => names
+                .iter()
+                .filter(|n| all_tabs.contains(n))
+                .cloned()
+                .collect(),
+            TabSelector::Prefix { prefix, invert } => all_tabs
+                .iter()
+                .filter(|n| n.starts_with(prefix.as_str()) != *invert)
+                .cloned()
+                .collect(),
+            TabSelector::All {} => all_tabs.clone(),
+        };
+        let lengths = self
+            .call_many(names.iter().map(|n| slots::browser_length(n)).collect())
+            .await?;
+        let mut totals = Vec::with_capacity(names.len());
+        for (call_tab, reply) in names.iter().zip(lengths) {
+            totals.push(
+                usize::try_from(
+                    slots::expect_int(&slots::browser_length(call_tab), reply).map_err(failed)?,
+                )
+                .unwrap_or(0),
+            );
+        }
+        let rows: Vec<Vec<Item>> = match req.limit {
+            Some(limit) => self.windows(&names, &totals, req.skip, limit).await?,
+            None => self
+                .whole_checked(&names, &totals)
+                .await?
+                .into_iter()
+                .map(|items| items.into_iter().skip(req.skip).collect())
+                .collect(),
+        };
+        let pages = names
+            .into_iter()
+            .zip(totals)
+            .zip(rows)
+            .map(|((name, total), items)| TabPage {
+                name,
+                total,
+                items: items
+                    .into_iter()
+                    .map(|it| Item {
+                        text: cut(it.text, req.preview),
+                        tags: it.tags,
+                        note: cut(it.note, req.preview),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let max_items = if req.limits {
+            Some(self.max_items().await?)
+        } else {
+            None
+        };
+        Ok(Snapshot {
+            pages,
+            max_items,
+            all_tabs,
+        })
+    }
+
+    async fn windows(
+        &self,
+        names: &[String],
+        totals: &[usize],
+        skip: usize,
+        limit: usize,
+    ) -> Result<Vec<Vec<Item>>, BackendError> {
+        let mut calls = Vec::new();
+        let mut rows = Vec::new();
+        for (name, total) in names.iter().zip(totals) {
+            let window = skip..*total.min(&skip.saturating_add(limit));
+            rows.push(window.clone());
+            calls.extend(window.map(|r| slots::browser_item_data(name, row_arg(r))));
+        }
+        let mut replies = self.call_many(calls).await?.into_iter();
+        let mut tabs = Vec::with_capacity(names.len());
+        for (name, window) in names.iter().zip(rows) {
+            let mut maps: Vec<(usize, Map)> = window
+                .map(|r| {
+                    let map = replies.next().and_then(|v| v.as_map().cloned());
+                    (r, map.unwrap_or_default())
+                })
+                .collect();
+            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
+                .await?;
+            tabs.push(maps.iter().map(|(_, m)| item_of(m)).collect());
+        }
+        Ok(tabs)
+    }
+
+    /// Whole tabs. A selection holds CopyQ's in-memory tab: if another client makes CopyQ unload
+    /// that tab meanwhile (every write does, to save at once), the selection's data comes back
+    /// empty. Such a tab is read again row by row, which cannot be emptied that way.
+    async fn whole_checked(
+        &self,
+        names: &[String],
+        totals: &[usize],
+    ) -> Result<Vec<Vec<Item>>, BackendError> {
+        let mut tabs = self.whole(names).await?;
+        for i in 0..names.len() {
+            if tabs[i].len() != totals[i] {
+                tracing::debug!(
+                    got = tabs[i].len(),
+                    expected = totals[i],
+                    "selection disagreed with the tab's length; reading rows"
+                );
+                let rows = self
+                    .windows(&names[i..=i], &totals[i..=i], 0, totals[i])
+                    .await?;
+                tabs[i] = rows.into_iter().next().unwrap_or_default();
+            }
+        }
+        Ok(tabs)
+    }
+
+    async fn whole(&self, names: &[String]) -> Result<Vec<Vec<Item>>, BackendError> {
+        let ids = self
+            .call_many(names.iter().map(|n| slots::create_selection(n)).collect())
+            .await?;
+        let ids: Vec<i32> = ids
+            .into_iter()
+            .map(|v| match v {
+                Value::Int(id) => id,
+                _ => -1,
+            })
+            .collect();
+        let mut calls = Vec::new();
+        for id in &ids {
+            calls.push(slots::selection_select_all(*id));
+            calls.push(slots::selection_get_items_data(*id));
+            calls.push(slots::destroy_selection(*id));
+        }
+        let replies = self.call_many(calls).await?;
+        let mut tabs = Vec::with_capacity(names.len());
+        for (name, c) in names.iter().zip(replies.chunks(3)) {
+            // A whole-tab selection lists rows 0, 1, ... in order.
+            let mut maps: Vec<(usize, Map)> = match c.get(1) {
+                Some(Value::List(items)) => items
+                    .iter()
+                    .map(|v| v.as_map().cloned().unwrap_or_default())
+                    .enumerate()
+                    .collect(),
+                Some(Value::MapList(_, maps)) => maps.iter().cloned().enumerate().collect(),
+                _ => Vec::new(),
+            };
+            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
+                .await?;
+            tabs.push(maps.iter().map(|(_, m)| item_of(m)).collect());
+        }
+        Ok(tabs)
+    }
+}

@@ -1,0 +1,101 @@
+//! The durable-write protocol, described once. Both real backends follow it step for step: the
+//! socket backend in `native/write.rs`, the CLI backend in `copyq.js`, each step marked with a
+//! `write protocol: STEP` comment there (a test below checks both carry every step, and nothing
+//! else). The constants both use come from here; the CLI script gets them as `PROTOCOL`.
+//!
+//! A write is acknowledged only once CopyQ has saved it (CopyQ saves minutes later on its own, and a
+//! crash before that loses the change; shared/COPYQ.md):
+//!
+//! 1. `check`: before anything changes, the row still holds the item the write was planned against
+//!    (change, remove, move source), or the target has room under `maxitems` (insert, move target:
+//!    CopyQ would silently evict the oldest item).
+//! 2. `unload`: unload every touched tab that exists, which saves it. A tab CopyQ keeps loaded (open
+//!    in its window, or with an editor open) is *pinned*.
+//! 3. `zero-delays`: if a tab is pinned, read the [`SAVE_DELAYS`] options and set them to 0, so the
+//!    change itself schedules an immediate save.
+//! 4. `body`: the write.
+//! 5. `verify`: read back what was written (insert and move target: one more row, row 0 equal;
+//!    change: the row equal; move: the source checked again before it is removed) and check the
+//!    target tab exists under its exact name (CopyQ may take a tab differing by `&`, see
+//!    [`super::names`]). A failed check is an error, never a silent success.
+//! 6. `restore-delays`: put the save delays back, whether or not the body succeeded.
+//! 7. `unload-after`: unload the touched tabs again: saved now.
+//! 8. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
+//!    `config()` call does; otherwise it does so a second later).
+
+use serde_json::{Value, json};
+
+pub const MIME_TEXT: &str = "text/plain";
+pub const MIME_TAGS: &str = "application/x-copyq-tags";
+pub const MIME_NOTE: &str = "application/x-copyq-item-notes";
+
+/// CopyQ's options for how long after a change it saves a tab (step 3).
+pub const SAVE_DELAYS: [&str; 5] = [
+    "save_delay_ms_on_item_added",
+    "save_delay_ms_on_item_removed",
+    "save_delay_ms_on_item_moved",
+    "save_delay_ms_on_item_modified",
+    "save_delay_ms_on_item_edited",
+];
+
+/// The steps, in order, as the implementations mark them.
+pub const STEPS: [&str; 8] = [
+    "check",
+    "unload",
+    "zero-delays",
+    "body",
+    "verify",
+    "restore-delays",
+    "unload-after",
+    "flush-tab-list",
+];
+
+/// The constants as the CLI script reads them (`PROTOCOL.MIME_TEXT`, ...).
+pub fn for_script() -> Value {
+    json!({
+        "MIME_TEXT": MIME_TEXT,
+        "MIME_TAGS": MIME_TAGS,
+        "MIME_NOTE": MIME_NOTE,
+        "SAVE_DELAYS": SAVE_DELAYS,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps marked in `source`, in order of appearance.
+    fn marked(source: &str) -> Vec<&str> {
+        source
+            .match_indices("write protocol: ")
+            .filter_map(|(at, m)| {
+                let rest = &source[at + m.len()..];
+                rest.split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+                    .next()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_implementations_mark_every_step_and_only_those() {
+        for (name, source) in [
+            ("copyq.js", include_str!("copyq.js")),
+            ("native/write.rs", include_str!("native/write.rs")),
+        ] {
+            let steps = marked(source);
+            for step in STEPS {
+                assert!(steps.contains(&step), "{name} does not mark step {step}");
+            }
+            for step in &steps {
+                assert!(STEPS.contains(step), "{name} marks an unknown step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_script_gets_the_constants() {
+        let v = for_script();
+        assert_eq!(v["MIME_NOTE"], MIME_NOTE);
+        assert_eq!(v["SAVE_DELAYS"][4], "save_delay_ms_on_item_edited");
+    }
+}

@@ -1,0 +1,231 @@
+//! What differs between the CopyQ versions people run (6.4 to 17.0; tests/run.sh runs this suite
+//! against each, with both backends): formats CopyQ keeps in files, tab creation, and CopyQ's
+//! name matching that ignores `&`. Each test works in tabs of its own.
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::json;
+use support::*;
+
+/// Text over CopyQ's `item_data_threshold` (1 KiB): from 8.0 kept in a file, and sent over the
+/// socket as a `DataFile` path instead of the content.
+fn big(word: &str, n: usize) -> String {
+    format!("{word} {} end", "абв".repeat(n))
+}
+
+/// The lines of `copyq-mcp audit` (the owner's command), or of `audit restore ID`.
+fn owner(gw: &Gateway, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(gw.settings.data_dir())
+        .env("COPYQ_MCP__COPYQ__SESSION", &gw.settings.copyq.session)
+        .env(
+            "COPYQ_MCP__COPYQ__SETTINGS_PATH",
+            &gw.settings.copyq.settings_path,
+        )
+        .env("COPYQ_MCP__COPYQ__COMMAND", &gw.settings.copyq.command)
+        .output()
+        .expect("run copyq-mcp");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (
+        out.status.success(),
+        text + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// CopyQ's major version, from its `version()`.
+fn copyq_major() -> u32 {
+    let out = copyq().eval("print(version())", b"").expect("version()");
+    out.split_whitespace()
+        .filter_map(|w| w.trim_start_matches('v').split('.').next()?.parse().ok())
+        .next()
+        .unwrap_or_else(|| panic!("no version in {out:?}"))
+}
+
+/// Whether some file CopyQ keeps item data in (`.../items/...`) holds exactly `content`.
+fn in_a_data_file(dir: &std::path::Path, content: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            return in_a_data_file(&path, content);
+        }
+        path.components().any(|c| c.as_os_str() == "items")
+            && std::fs::read(&path).is_ok_and(|b| b == content.as_bytes())
+    })
+}
+
+fn texts(tab: &str) -> Vec<String> {
+    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
+                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
+    serde_json::from_str(&copyq().eval(script, tab.as_bytes()).expect("read")).expect("json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn items_kept_in_files_are_read_searched_moved_and_audited() {
+    let cq = copyq();
+    let text = big("needle", 700);
+    let note = big("note", 500);
+    cq.seed(
+        "mcp/workspace/files-src",
+        &[
+            Item::new(&text, &["t1"], &note),
+            Item::new("small", &[], ""),
+        ],
+    )
+    .expect("seed");
+    // Saved, the big formats go to files; loaded again, the tab holds DataFile values.
+    cq.eval("unload('mcp/workspace/files-src')", b"")
+        .expect("unload");
+    if copyq_major() >= 8 {
+        assert!(
+            in_a_data_file(cq.dir(), &text),
+            "CopyQ 8.0+ keeps a format over 1 KiB in a file"
+        );
+    }
+    let gw = gateway(cq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let item =
+        json!({"mode": "item", "tab": "workspace/files-src", "index": 0, "include_note": true});
+    assert_eq!(
+        ok(&c, "mcp_read", item).await,
+        format!(
+            "mode:item|tab:workspace/files-src|full_path:mcp/workspace/files-src|index:0\ntext:{text}\ntags:[t1]\nnote:{note}"
+        )
+    );
+    let found = ok(
+        &c,
+        "mcp_read",
+        json!({"mode": "search", "query": "needle", "scope": "mcp"}),
+    )
+    .await;
+    assert_eq!(
+        found,
+        format!(
+            "mode:search|query:needle|scope:mcp|results:1\nworkspace/files-src[0]|\"needle {}а...\"|[t1]|match:text",
+            "абв".repeat(23)
+        )
+    );
+    let moved = ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "move", "tab": "workspace/files-src", "index": 0, "to_tab": "workspace/files-dst"}),
+    )
+    .await;
+    assert_eq!(
+        moved,
+        "ok|mode:move|from:mcp/workspace/files-src|to:mcp/workspace/files-dst|new_index:0"
+    );
+    assert_eq!(texts("mcp/workspace/files-src"), ["small"]);
+    assert_eq!(
+        texts("mcp/workspace/files-dst"),
+        std::slice::from_ref(&text)
+    );
+    let item =
+        json!({"mode": "item", "tab": "workspace/files-dst", "index": 0, "include_note": true});
+    assert!(
+        ok(&c, "mcp_read", item)
+            .await
+            .ends_with(&format!("\ntext:{text}\ntags:[t1]\nnote:{note}")),
+        "the moved item keeps its text, tags and note"
+    );
+    let deleted = ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "delete", "tab": "workspace/files-dst", "index": 0}),
+    )
+    .await;
+    assert_eq!(
+        deleted,
+        "ok|mode:delete|tab:workspace/files-dst|full_path:mcp/workspace/files-dst|index:0"
+    );
+    // The audit log kept the deleted item's content, so the owner can bring it back.
+    let (done, listing) = owner(&gw, &["audit", "--since", "1h"]);
+    assert!(done, "{listing}");
+    let line = listing
+        .lines()
+        .rev()
+        .find(|l| l.contains("delete     mcp/workspace/files-dst[0]"))
+        .unwrap_or_else(|| panic!("no delete entry: {listing}"));
+    let id = line.trim_start_matches('#').split_whitespace().next();
+    let (done, out) = owner(&gw, &["audit", "restore", id.unwrap_or_default()]);
+    assert!(done, "{out}");
+    assert_eq!(texts("mcp/workspace/files-dst"), [text]);
+}
+
+/// CopyQ takes an existing `&mcp/...` (or `m&cp/...`) tab for a missing `mcp/...` one: such a
+/// write would leave mcp/. It is refused, naming the clash, and nothing changes anywhere.
+#[tokio::test]
+async fn a_tab_differing_only_by_ampersand_is_never_written() {
+    let cq = copyq();
+    cq.seed("&mcp/workspace/kh2", &items(&["owner's"]))
+        .expect("seed");
+    cq.seed("m&cp/workspace/kh3", &items(&["owner's too"]))
+        .expect("seed");
+    cq.seed("mcp/workspace/kh-src", &items(&["mine"]))
+        .expect("seed");
+    let gw = gateway(cq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let refusal = |tab: &str, other: &str| {
+        format!(
+            "error|PERMISSION_DENIED|Tab '{tab}' does not exist, and CopyQ would write to its existing tab '{other}' \
+             instead (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or use another name"
+        )
+    };
+    for (tab, other) in [
+        ("workspace/kh2", "&mcp/workspace/kh2"),
+        ("workspace/kh3", "m&cp/workspace/kh3"),
+    ] {
+        let add = json!({"mode": "add", "tab": tab, "text": "x"});
+        assert_eq!(err(&c, "mcp_write", add).await, refusal(tab, other));
+        let create = json!({"mode": "tab_create", "path": tab});
+        assert_eq!(err(&c, "mcp_write", create).await, refusal(tab, other));
+        let mv = json!({"mode": "move", "tab": "workspace/kh-src", "index": 0, "to_tab": tab});
+        assert_eq!(err(&c, "mcp_write", mv).await, refusal(tab, other));
+        let preview = json!({"mode": "add", "tab": tab, "text": "x", "intent": "preview"});
+        assert_eq!(err(&c, "mcp_write", preview).await, refusal(tab, other));
+    }
+    assert_eq!(texts("&mcp/workspace/kh2"), ["owner's"]);
+    assert_eq!(texts("m&cp/workspace/kh3"), ["owner's too"]);
+    assert_eq!(texts("mcp/workspace/kh-src"), ["mine"]);
+    let tabs = copyq_tabs(cq);
+    assert!(
+        !tabs
+            .iter()
+            .any(|t| t == "mcp/workspace/kh2" || t == "mcp/workspace/kh3"),
+        "{tabs:?}"
+    );
+}
+
+/// Should such a tab appear between planning and writing, the backend sees the write land
+/// elsewhere and says so: never "done", never "not applied".
+#[tokio::test]
+async fn a_write_that_landed_in_another_tab_is_reported_as_such() {
+    let cq = copyq();
+    cq.seed("&mcp/workspace/kh4", &items(&["owner's"]))
+        .expect("seed");
+    let gw = gateway(cq).await;
+    let backend = copyq_mcp::app::backend(&gw.settings).await;
+    let got = backend
+        .insert("mcp/workspace/kh4", &Item::new("stray", &[], ""), 200)
+        .await;
+    assert!(
+        matches!(&got, Err(copyq_mcp::backend::BackendError::Misdirected { tab }) if tab == "mcp/workspace/kh4"),
+        "{got:?}"
+    );
+    assert_eq!(texts("&mcp/workspace/kh4"), ["stray", "owner's"]);
+    let created = backend.create_tab("mcp/workspace/kh4").await;
+    assert!(
+        matches!(
+            &created,
+            Err(copyq_mcp::backend::BackendError::Misdirected { .. })
+        ),
+        "{created:?}"
+    );
+    assert!(!copyq_tabs(cq).iter().any(|t| t == "mcp/workspace/kh4"));
+}
