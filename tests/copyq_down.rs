@@ -8,11 +8,28 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::*;
 
-async fn health(gw: &Gateway) -> (u16, Value) {
+async fn health_now(gw: &Gateway) -> (u16, Value) {
     let res = reqwest::get(format!("{}/healthz", gw.base))
         .await
         .expect("http");
-    (res.status().as_u16(), res.json().await.expect("json"))
+    // A 429 (the per-address limit, when polling) has no JSON body: Null, and poll on.
+    (
+        res.status().as_u16(),
+        res.json().await.unwrap_or(Value::Null),
+    )
+}
+
+/// `/healthz` once it shows `want`: it answers from a probe cached for a second, so a change of
+/// CopyQ's state shows within about that (waits at most 5 s, then returns what it says).
+async fn health_becomes(gw: &Gateway, want: &(u16, Value)) -> (u16, Value) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let got = health_now(gw).await;
+        if &got == want || Instant::now() > deadline {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 // Multi-threaded: stopping CopyQ blocks this thread, and the gateway's socket client must still
@@ -50,13 +67,13 @@ async fn copyq_down_then_back() {
             started.elapsed()
         );
         let backend = health_backend(&gw.settings);
-        assert_eq!(
-            health(&gw).await,
-            (
+        {
+            let want = (
                 503,
-                json!({"status": "degraded", "copyq": "down", "backend": backend})
-            )
-        );
+                json!({"status": "degraded", "copyq": "down", "backend": backend}),
+            );
+            assert_eq!(health_becomes(&gw, &want).await, want);
+        }
 
         copyq.start_server().expect("restart CopyQ");
         let got = ok(&c, "mcp_read", args.clone()).await;
@@ -64,7 +81,10 @@ async fn copyq_down_then_back() {
             got.contains("text:survives restarts"),
             "after restart (crash={crash}): {got}"
         );
-        assert_eq!(health(&gw).await, (200, health_up(&copyq, backend)));
+        {
+            let want = (200, health_up(&copyq, backend));
+            assert_eq!(health_becomes(&gw, &want).await, want);
+        }
     }
 }
 
@@ -78,13 +98,13 @@ async fn auto_started_before_copyq_ends_on_the_socket() {
         .expect("seed");
     copyq.stop_server();
     let gw = gateway_with(&copyq, |s| s.copyq.backend = "auto".into()).await;
-    assert_eq!(
-        health(&gw).await,
-        (
+    {
+        let want = (
             503,
-            json!({"status": "degraded", "copyq": "down", "backend": "socket"})
-        )
-    );
+            json!({"status": "degraded", "copyq": "down", "backend": "socket"}),
+        );
+        assert_eq!(health_becomes(&gw, &want).await, want);
+    }
     let c = client(&gw.url, &gw.read).await;
     let args = json!({"mode": "item", "tab": "info", "index": 0});
     assert_eq!(
@@ -96,7 +116,10 @@ async fn auto_started_before_copyq_ends_on_the_socket() {
         ok(&c, "mcp_read", args).await,
         "mode:item|tab:info|full_path:mcp/info|index:0\ntext:was here first\ntags:[]"
     );
-    assert_eq!(health(&gw).await, (200, health_up(&copyq, "socket")));
+    {
+        let want = (200, health_up(&copyq, "socket"));
+        assert_eq!(health_becomes(&gw, &want).await, want);
+    }
 }
 
 /// CopyQ upgraded under a running gateway (6.4 on the host, then the CopyQ of the chroot named by
@@ -114,7 +137,10 @@ async fn auto_follows_a_copyq_upgrade_to_another_protocol() {
     let add = |text: &str| json!({"mode": "add", "tab": "workspace/upgrade", "text": text});
     ok(&c, "mcp_write", add("before")).await;
     let before = health_up(&copyq, "socket");
-    assert_eq!(health(&gw).await, (200, before.clone()));
+    {
+        let want = (200, before.clone());
+        assert_eq!(health_becomes(&gw, &want).await, want);
+    }
     copyq.stop_server();
     copyq.use_chroot(Some(to.into())).expect("chroot");
     copyq.start_server().expect("start the other CopyQ");
@@ -124,7 +150,10 @@ async fn auto_follows_a_copyq_upgrade_to_another_protocol() {
     let list = json!({"mode": "list", "tab": "workspace/upgrade"});
     let got = ok(&c, "mcp_read", list).await;
     assert!(got.ends_with("\n0|\"after\"|[]\n1|\"before\"|[]"), "{got}");
-    assert_eq!(health(&gw).await, (200, after));
+    {
+        let want = (200, after);
+        assert_eq!(health_becomes(&gw, &want).await, want);
+    }
 }
 
 #[tokio::test]

@@ -230,3 +230,68 @@ async fn caps_hold_on_tls_too() {
     let mut c = connect_from("127.0.0.3", &capped).await;
     assert!(closed_within(&mut c, std::time::Duration::from_secs(3)).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_checks_share_one_probe_and_are_limited_per_address() {
+    use std::os::unix::fs::PermissionsExt;
+    // The CLI backend, through a copyq that counts its runs: each probe is one process.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let count = dir.path().join("runs");
+    let wrapper = dir.path().join("copyq");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nexec copyq \"$@\"\n",
+            count.display()
+        ),
+    )
+    .expect("wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let gw = gateway_with(copyq(), |s| {
+        s.copyq.backend = "cli".into();
+        s.copyq.command = wrapper.display().to_string();
+        s.server.trusted_proxies = vec!["127.0.0.1".into()];
+    })
+    .await;
+    let before = std::fs::read_to_string(&count)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    let mut checks = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let url = format!("{}/healthz", gw.base);
+        checks.spawn(async move {
+            reqwest::Client::new()
+                .get(url)
+                .header("x-forwarded-for", format!("198.51.100.{i}"))
+                .send()
+                .await
+                .expect("healthz")
+                .status()
+                .as_u16()
+        });
+    }
+    assert_eq!(checks.join_all().await, vec![200; 40]);
+    let probes = std::fs::read_to_string(&count)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        - before;
+    assert!(
+        probes <= 2,
+        "40 checks at once ran {probes} copyq processes"
+    );
+    // One address may not run them without end.
+    let mut statuses = Vec::new();
+    for _ in 0..21 {
+        let res = reqwest::Client::new()
+            .get(format!("{}/healthz", gw.base))
+            .header("x-forwarded-for", "203.0.113.50")
+            .send()
+            .await
+            .expect("healthz");
+        statuses.push(res.status().as_u16());
+    }
+    assert_eq!(statuses[..20], [200; 20]);
+    assert_eq!(statuses[20], 429);
+}

@@ -1,24 +1,74 @@
 //! `GET /healthz`: whether the gateway is up and CopyQ answers, and through which backend and
 //! which CopyQ (version or socket layout, when known). No auth, no other details.
+//!
+//! It needs no token, so it must cost an attacker's flood nothing: the answer comes from a probe
+//! cached for [`FRESH_FOR`], at most one probe runs at a time (with the CLI backend a probe is a
+//! `copyq` process), and each client address gets [`PER_MINUTE`] checks a minute.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde_json::{Value, json};
 
+use super::HttpError;
 use crate::backend::Health;
+use crate::limit::{ClientAddr, RateLimiter};
 use crate::mcp::Tools;
 
 /// A health check must answer quickly even when CopyQ hangs.
 const PING_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one probe's answer is given out again.
+pub const FRESH_FOR: Duration = Duration::from_secs(1);
+/// Checks per client address and minute (burst of 20).
+pub const PER_MINUTE: u32 = 120;
 
-pub async fn healthz(State(tools): State<Arc<Tools>>) -> (StatusCode, Json<Value>) {
-    let health = tokio::time::timeout(PING_TIMEOUT, tools.backend.health())
-        .await
-        .unwrap_or_else(|_| Health::down(tools.backend.name()));
+/// The last probe and the lock that lets one probe run at a time.
+pub struct HealthState {
+    tools: Arc<Tools>,
+    last: tokio::sync::Mutex<Option<(Instant, Health)>>,
+    limiter: RateLimiter,
+}
+
+impl HealthState {
+    pub fn new(tools: Arc<Tools>) -> Self {
+        Self {
+            tools,
+            last: tokio::sync::Mutex::new(None),
+            limiter: RateLimiter::new(PER_MINUTE, 20),
+        }
+    }
+
+    /// CopyQ's health: the cached probe while fresh, else a new one. Callers arriving during a
+    /// probe wait for it (the lock is held across the probe) and share its answer.
+    async fn health(&self) -> Health {
+        let mut last = self.last.lock().await;
+        if let Some((at, health)) = last.as_ref()
+            && at.elapsed() < FRESH_FOR
+        {
+            return health.clone();
+        }
+        let backend = &self.tools.backend;
+        let health = tokio::time::timeout(PING_TIMEOUT, backend.health())
+            .await
+            .unwrap_or_else(|_| Health::down(backend.name()));
+        *last = Some((Instant::now(), health.clone()));
+        health
+    }
+}
+
+pub async fn healthz(
+    State(state): State<Arc<HealthState>>,
+    addr: Option<Extension<ClientAddr>>,
+) -> Response {
+    let key = addr.map(|Extension(a)| a.key()).unwrap_or_default();
+    if let Err(wait) = state.limiter.take(&key, Instant::now()) {
+        return HttpError::TooManyRequests(wait).into_response();
+    }
+    let health = state.health().await;
     let (status, fields) = if health.up {
         (StatusCode::OK, json!({"status": "ok", "copyq": "up"}))
     } else {
@@ -31,5 +81,5 @@ pub async fn healthz(State(tools): State<Arc<Tools>>) -> (StatusCode, Json<Value
     if let (Value::Object(body), Value::Object(fields)) = (&mut body, fields) {
         body.extend(fields);
     }
-    (status, Json(body))
+    (status, Json(body)).into_response()
 }

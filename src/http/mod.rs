@@ -115,7 +115,7 @@ pub fn router(surface: Surface<'_>) -> Router {
         .route_layer(from_fn_with_state(auth, require_bearer));
     let mut app = Router::new()
         .route("/healthz", get(health::healthz))
-        .with_state(tools)
+        .with_state(Arc::new(health::HealthState::new(tools)))
         .merge(protected);
     if let Some(oauth) = oauth {
         app = app

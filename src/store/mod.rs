@@ -120,27 +120,51 @@ pub fn hash(secret: &str) -> String {
 }
 
 /// The database's epoch, made on first open: a random id, and whether tokens without one are
-/// accepted (only in a database that existed before epochs did, so that upgrading disconnects
-/// nobody; a new database, e.g. after the old one was lost, accepts none of them).
-fn epoch(conn: &Connection, existed: bool) -> rusqlite::Result<crate::auth::Epoch> {
-    let legacy = if existed { "1" } else { "0" };
-    conn.execute(
-        "INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?1)",
-        params![random_token()],
-    )?;
-    conn.execute(
-        "INSERT OR IGNORE INTO meta (key, value) VALUES ('legacy_tokens', ?1)",
-        params![legacy],
-    )?;
-    let get = |key: &str| {
-        conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
-            r.get::<_, String>(0)
+/// accepted: only in a database that already held state from before epochs (tokens, grants,
+/// clients or a passphrase), so that upgrading disconnects nobody; a new database (e.g. after the
+/// old one was lost) accepts none of them. Decided under the write lock, so that processes opening
+/// a fresh database at once agree.
+fn epoch(conn: &Connection) -> rusqlite::Result<crate::auth::Epoch> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let made = (|| {
+        let has = |key: &str| -> rusqlite::Result<bool> {
+            conn.query_row(
+                "SELECT COUNT(*) FROM meta WHERE key = ?1",
+                params![key],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+        };
+        if !has("epoch")? {
+            let old_state: i64 = conn.query_row(
+                "SELECT (SELECT COUNT(*) FROM tokens) + (SELECT COUNT(*) FROM grants) \
+                 + (SELECT COUNT(*) FROM clients) + (SELECT COUNT(*) FROM meta WHERE key = 'passphrase')",
+                [],
+                |r| r.get(0),
+            )?;
+            let legacy = if old_state > 0 { "1" } else { "0" };
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('epoch', ?1), ('legacy_tokens', ?2)",
+                params![random_token(), legacy],
+            )?;
+        }
+        let get = |key: &str| {
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+                r.get::<_, String>(0)
+            })
+        };
+        Ok(crate::auth::Epoch {
+            id: get("epoch")?,
+            legacy: get("legacy_tokens")? == "1",
         })
-    };
-    Ok(crate::auth::Epoch {
-        id: get("epoch")?,
-        legacy: get("legacy_tokens")? == "1",
-    })
+    })();
+    match made {
+        Ok(epoch) => conn.execute_batch("COMMIT").map(|()| epoch),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
 }
 
 impl Store {
@@ -153,7 +177,6 @@ impl Store {
         };
         // The file exists as 0600 before SQLite opens it: SQLite gives its -wal and -shm files
         // the database file's mode.
-        let existed = path.exists();
         crate::private::dir(data_dir)
             .and_then(|()| crate::private::file(&path))
             .map_err(|e| StoreError::Invalid(format!("{}: {e}", data_dir.display())))?;
@@ -174,7 +197,7 @@ impl Store {
                 })
         })
         .map_err(db)?;
-        let epoch = retry_busy(|| epoch(&conn, existed)).map_err(db)?;
+        let epoch = retry_busy(|| epoch(&conn)).map_err(db)?;
         Ok(Self {
             conn: Mutex::new(conn),
             path,
@@ -237,6 +260,33 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_new_database_accepts_no_epochless_tokens_an_upgraded_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        // Opened at once, a fresh database gets one epoch, and it is not a legacy one.
+        let epochs: Vec<_> = std::thread::scope(|s| {
+            let opens: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| Store::open(dir.path()).unwrap().epoch()))
+                .collect();
+            opens.into_iter().map(|o| o.join().unwrap()).collect()
+        });
+        assert!(epochs.windows(2).all(|w| w[0] == w[1]), "{epochs:?}");
+        assert!(!epochs[0].legacy);
+        // A database from before epochs: state, and no epoch yet.
+        let old = tempfile::tempdir().unwrap();
+        let store = Store::open(old.path()).unwrap();
+        store.set_passphrase_hash("$argon2id$x").unwrap();
+        drop(store);
+        let conn = Connection::open(old.path().join(FILE)).unwrap();
+        conn.execute(
+            "DELETE FROM meta WHERE key IN ('epoch', 'legacy_tokens')",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        assert!(Store::open(old.path()).unwrap().epoch().legacy);
     }
 
     #[test]
