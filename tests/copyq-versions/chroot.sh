@@ -64,7 +64,10 @@ build() {
         trixie | sid) ;;
         *) die "unknown suite $suite (bookworm-backports, trixie or sid)" ;;
     esac
-    command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
+    # On a fresh machine the package lists may not have been fetched yet.
+    command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null 2>&1 ||
+        { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; } ||
+        die "cannot install debootstrap (apt-get install debootstrap failed)"
     local log=$dir.log
     if [[ -f $dir/.copyq-mcp-ready ]]; then
         echo "chroot.sh: updating $suite in $dir to recipe $RECIPE (log: $log)" >&2
