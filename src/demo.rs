@@ -139,7 +139,7 @@ pub async fn run(
         "Try it with curl:\n  curl -s {url} -H 'Authorization: Bearer {read}' \\\n    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"mcp_read\",\"arguments\":{{\"mode\":\"tree\",\"scope\":\"all\"}}}}}}'\n"
     );
     println!(
-        "Or with the MCP Inspector (Node 22):\n  npx @modelcontextprotocol/inspector --cli {url} --transport http --method tools/list --header 'Authorization: Bearer {read}'\n"
+        "Or with the MCP Inspector 2.x (Node >= 22.19):\n  npx @modelcontextprotocol/inspector@2 --cli {url} --transport http --method tools/list --header 'Authorization: Bearer {read}'\n"
     );
     if settings.oauth.enabled {
         let shown = if generated {
