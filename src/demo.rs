@@ -152,7 +152,7 @@ pub async fn run(
              your browser, where you approve with this run's passphrase: {shown}\n\
              For example, with Claude Code:\n  claude mcp add --transport http copyq-demo {url}\n  \
              claude mcp login copyq-demo        # or /mcp inside claude\n\
-             Or the MCP Inspector (Node >= 22.19): npx @modelcontextprotocol/inspector  (then Connect, with OAuth)\n\
+             Or the MCP Inspector (Node >= 22.19): npx @modelcontextprotocol/inspector@2  (then Connect, with OAuth)\n\
              Claude.ai and ChatGPT call from their cloud: they need a public https URL (see the README's\n\
              'Connecting Claude or ChatGPT').\n"
         );
