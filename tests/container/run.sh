@@ -73,6 +73,13 @@ if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
     { apt-get install -y -qq podman runc || { apt-get update -qq && apt-get install -y -qq podman runc; }; } \
         >"$CACHE.apt.log" 2>&1 || die "apt-get install podman runc failed (see $CACHE.apt.log)"
 fi
+# `--ulimit host` alone is not enough here ("error setting rlimit type 7: operation not permitted"):
+# containers.conf's default ulimits (nofile) must go too.
+mkdir -p "$CACHE"
+if [[ -z ${CONTAINERS_CONF:-} ]]; then
+    printf '[containers]\ndefault_ulimits = []\n' >"$CACHE/containers.conf"
+    export CONTAINERS_CONF=$CACHE/containers.conf
+fi
 step "podman+runc"
 
 # 2. The base image, made from Debian's archive (no registry is reachable).
@@ -131,7 +138,7 @@ mkdir -p "$SANDBOX"/{config,data,run,cache,gateway}
 chmod 0700 "$SANDBOX/run"
 chmod 0755 "$SANDBOX"
 chown -R "$UID_IN:$UID_IN" "$SANDBOX"
-as_user() { chroot --userspec="$UID_IN:$UID_IN" "$CHROOT" /usr/bin/env -i "$CHROOT_PATH" HOME="$SANDBOX" "$@"; }
+as_user() { chroot --userspec="$UID_IN:$UID_IN" "$CHROOT" /usr/bin/env -i "$CHROOT_PATH" LC_ALL=C.UTF-8 HOME="$SANDBOX" "$@"; }
 as_user Xvfb -displayfd 1 -screen 0 1024x768x24 -nolisten tcp >"$SANDBOX/display" 2>"$SANDBOX/xvfb.log" &
 XVFB_PID=$!
 for _ in $(seq 50); do grep -q '[0-9]' "$SANDBOX/display" 2>/dev/null && break; sleep 0.1; done
@@ -166,7 +173,7 @@ token=$(run_image --rm "$IMAGE" token issue --role read --name container-test 2>
 step "token issue"
 CONTAINER=copyq-mcp-test-$$
 run_image -d --rm --name "$CONTAINER" "$IMAGE" >/dev/null || die "podman run of $IMAGE failed"
-uid_seen=$(podman exec "$CONTAINER" id -u 2>/dev/null || echo "?")
+uid_seen=$("${PODMAN[@]}" exec "$CONTAINER" id -u 2>/dev/null || echo "?")
 [[ $uid_seen == "$UID_IN" ]] || die "the container's process runs as uid $uid_seen, not $UID_IN"
 base=http://127.0.0.1:$PORT
 for _ in $(seq 100); do curl -s -o /dev/null "$base/healthz" && break; sleep 0.1; done
