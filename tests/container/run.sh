@@ -28,12 +28,18 @@ SESSION=ctr$$
 UID_IN=1000 # the image's copyq-mcp user; CopyQ runs as this uid too, so the socket is its own
 PODMAN=(podman --runtime runc)
 
-T0=$SECONDS
-STEP_T=$SECONDS
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+T0=$(now_ms)
+STEP_T=$T0
+STEP="podman+runc"
 TIMINGS=()
-step() { # step NAME: time the step that just ended
-    TIMINGS+=("$(printf '%-28s %4d s' "$1" $((SECONDS - STEP_T)))")
-    STEP_T=$SECONDS
+secs() { printf '%d.%03d s' $(($1 / 1000)) $(($1 % 1000)); }
+step() { # step NAME: time the step that just ended; the next one is NEXT (for a failure's message)
+    local t
+    t=$(now_ms)
+    TIMINGS+=("$(printf '%-24s %10s' "$1" "$(secs $((t - STEP_T)))")")
+    STEP_T=$t
+    STEP=${2:-}
 }
 die() { echo "container/run.sh: FAIL: $*" >&2; exit 1; }
 log() { echo "container/run.sh: $*" >&2; }
@@ -41,6 +47,7 @@ log() { echo "container/run.sh: $*" >&2; }
 [[ $(id -u) == 0 ]] || die "run as root (rootful podman, chroot)"
 
 SANDBOX= XVFB_PID= COPYQ_PID= CONTAINER=
+AS_USER=() copyq_env=()
 cleanup() {
     local rc=$?
     set +e
@@ -51,16 +58,21 @@ cleanup() {
         fi
         "${PODMAN[@]}" rm -f -t 2 "$CONTAINER" >/dev/null 2>&1
     fi
-    [[ -n $COPYQ_PID ]] && kill "$COPYQ_PID" 2>/dev/null
-    [[ -n $XVFB_PID ]] && kill "$XVFB_PID" 2>/dev/null
+    if [[ -n $COPYQ_PID ]]; then
+        timeout 5 "${AS_USER[@]}" "${copyq_env[@]}" copyq exit >/dev/null 2>&1
+        kill -- "-$COPYQ_PID" 2>/dev/null
+    fi
+    [[ -n $XVFB_PID ]] && kill -- "-$XVFB_PID" 2>/dev/null
     sleep 0.3
-    [[ -n $COPYQ_PID ]] && kill -9 "$COPYQ_PID" 2>/dev/null
-    [[ -n $XVFB_PID ]] && kill -9 "$XVFB_PID" 2>/dev/null
+    [[ -n $COPYQ_PID ]] && kill -9 -- "-$COPYQ_PID" 2>/dev/null
+    [[ -n $XVFB_PID ]] && kill -9 -- "-$XVFB_PID" 2>/dev/null
+    wait 2>/dev/null
     [[ -n $SANDBOX && -d $SANDBOX ]] && rm -rf --one-file-system "$SANDBOX"
+    ((rc == 0)) || step "${STEP:-?} (failed)"
     step cleanup
     echo "--- timings ---" >&2
     printf '%s\n' "${TIMINGS[@]}" >&2
-    printf '%-28s %4d s\n' total $((SECONDS - T0)) >&2
+    printf '%-24s %10s\n' total "$(secs $(($(now_ms) - T0)))" >&2
     if ((rc == 0)); then echo "container/run.sh: PASS" >&2; else echo "container/run.sh: FAILED (exit $rc)" >&2; fi
     exit "$rc"
 }
@@ -80,7 +92,7 @@ if [[ -z ${CONTAINERS_CONF:-} ]]; then
     printf '[containers]\ndefault_ulimits = []\n' >"$CACHE/containers.conf"
     export CONTAINERS_CONF=$CACHE/containers.conf
 fi
-step "podman+runc"
+step "podman+runc" "base image"
 
 # 2. The base image, made from Debian's archive (no registry is reachable).
 mkdir -p "$CACHE"
@@ -105,7 +117,7 @@ if ! podman image exists "$BASE"; then
     log "importing $tarball as $BASE"
     podman import "$tarball" "$BASE" >/dev/null || die "podman import of $tarball failed"
 fi
-step "base image"
+step "base image" "cargo build --release"
 
 # 3. The binary, built on the host (a no-op when up to date). The host is bookworm like the base.
 if command -v cargo >/dev/null; then
@@ -113,7 +125,7 @@ if command -v cargo >/dev/null; then
         die "cargo build --release failed (see $CACHE/cargo.log)"
 fi
 [[ -x $ROOT/target/release/copyq-mcp ]] || die "no $ROOT/target/release/copyq-mcp (and no cargo to build it)"
-step "cargo build --release"
+step "cargo build --release" "podman build"
 
 # 4. The image. --isolation chroot: the default OCI isolation fails at the first RUN here.
 # --network host: the runtime stage's apt-get (ca-certificates) needs the package archive.
@@ -125,7 +137,7 @@ podman build --isolation chroot --network host --target prebuilt \
     { tail -n 20 "$CACHE/build.log" >&2; die "podman build failed (see $CACHE/build.log)"; }
 user=$(podman image inspect --format '{{.Config.User}}' "$IMAGE")
 [[ $user == copyq-mcp ]] || die "the image runs as '$user', not copyq-mcp"
-step "podman build"
+step "podman build" "CopyQ 17.0 start"
 
 # 5. A private CopyQ 17.0 and its Xvfb inside the chroot, both as uid 1000: the socket directory
 # (0700, owned by CopyQ's user) then belongs to the container's user, as on a desktop where the
@@ -138,8 +150,11 @@ mkdir -p "$SANDBOX"/{config,data,run,cache,gateway}
 chmod 0700 "$SANDBOX/run"
 chmod 0755 "$SANDBOX"
 chown -R "$UID_IN:$UID_IN" "$SANDBOX"
-as_user() { chroot --userspec="$UID_IN:$UID_IN" "$CHROOT" /usr/bin/env -i "$CHROOT_PATH" LC_ALL=C.UTF-8 HOME="$SANDBOX" "$@"; }
-as_user Xvfb -displayfd 1 -screen 0 1024x768x24 -nolisten tcp >"$SANDBOX/display" 2>"$SANDBOX/xvfb.log" &
+# An array, not a function: `"${AS_USER[@]}" prog &` makes $! the program itself (chroot and env exec),
+# and setsid makes it a process group, so cleanup can end it with everything it started.
+AS_USER=(chroot --userspec="$UID_IN:$UID_IN" "$CHROOT" /usr/bin/env -i "$CHROOT_PATH" LC_ALL=C.UTF-8 HOME="$SANDBOX")
+as_user() { "${AS_USER[@]}" "$@"; }
+setsid "${AS_USER[@]}" Xvfb -displayfd 1 -screen 0 1024x768x24 -nolisten tcp >"$SANDBOX/display" 2>"$SANDBOX/xvfb.log" &
 XVFB_PID=$!
 for _ in $(seq 50); do grep -q '[0-9]' "$SANDBOX/display" 2>/dev/null && break; sleep 0.1; done
 display=:$(tr -dc 0-9 <"$SANDBOX/display")
@@ -147,7 +162,7 @@ display=:$(tr -dc 0-9 <"$SANDBOX/display")
 copyq_env=(DISPLAY="$display" QT_QPA_PLATFORM=xcb COPYQ_SESSION_NAME="$SESSION"
     COPYQ_SETTINGS_PATH="$SANDBOX/config" XDG_DATA_HOME="$SANDBOX/data"
     XDG_RUNTIME_DIR="$SANDBOX/run" XDG_CACHE_HOME="$SANDBOX/cache")
-as_user "${copyq_env[@]}" copyq >"$SANDBOX/copyq.log" 2>&1 &
+setsid "${AS_USER[@]}" "${copyq_env[@]}" copyq >"$SANDBOX/copyq.log" 2>&1 &
 COPYQ_PID=$!
 socket=$SANDBOX/config/copyq-$SESSION/.copyq-${SESSION}_s
 for _ in $(seq 100); do [[ -S $socket ]] && break; sleep 0.1; done
@@ -155,7 +170,7 @@ for _ in $(seq 100); do [[ -S $socket ]] && break; sleep 0.1; done
 as_user "${copyq_env[@]}" copyq eval -- 'tab("mcp/container"); add("from the container test")' >/dev/null ||
     die "copyq eval in $CHROOT failed"
 log "$version serving $socket as uid $UID_IN on $display"
-step "CopyQ 17.0 start"
+step "CopyQ 17.0 start" "token issue"
 
 # 6. A token, issued by the image itself into the gateway's data dir, then the gateway.
 run_image() {
@@ -170,14 +185,14 @@ run_image() {
 token=$(run_image --rm "$IMAGE" token issue --role read --name container-test 2>"$SANDBOX/token.err") ||
     die "token issue in the container failed: $(cat "$SANDBOX/token.err")"
 [[ -n $token ]] || die "token issue printed nothing"
-step "token issue"
+step "token issue" "container start"
 CONTAINER=copyq-mcp-test-$$
 run_image -d --rm --name "$CONTAINER" "$IMAGE" >/dev/null || die "podman run of $IMAGE failed"
 uid_seen=$("${PODMAN[@]}" exec "$CONTAINER" id -u 2>/dev/null || echo "?")
 [[ $uid_seen == "$UID_IN" ]] || die "the container's process runs as uid $uid_seen, not $UID_IN"
 base=http://127.0.0.1:$PORT
 for _ in $(seq 100); do curl -s -o /dev/null "$base/healthz" && break; sleep 0.1; done
-step "container start"
+step "container start" "checks"
 
 # 7. The checks.
 health=$(curl -sS --fail "$base/healthz") || die "GET /healthz did not answer 200: $health"
