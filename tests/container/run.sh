@@ -14,6 +14,7 @@
 #                               tests/copyq-versions/chroot.sh build sid DIR; it is mounted, never unmounted)
 #   COPYQ_MCP_CONTAINER_PORT    the gateway's port on the host's loopback (default 18765)
 #   COPYQ_MCP_CONTAINER_IMAGE   the image tag (default localhost/copyq-mcp:test)
+#   COPYQ_MCP_CONTAINER_BUILD   0: do not build, check the existing $COPYQ_MCP_CONTAINER_IMAGE
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -119,22 +120,28 @@ if ! podman image exists "$BASE"; then
 fi
 step "base image" "cargo build --release"
 
-# 3. The binary, built on the host (a no-op when up to date). The host is bookworm like the base.
-if command -v cargo >/dev/null; then
-    (cd "$ROOT" && cargo build --release --locked --bin copyq-mcp) >"$CACHE/cargo.log" 2>&1 ||
-        die "cargo build --release failed (see $CACHE/cargo.log)"
-fi
-[[ -x $ROOT/target/release/copyq-mcp ]] || die "no $ROOT/target/release/copyq-mcp (and no cargo to build it)"
-step "cargo build --release" "podman build"
+# COPYQ_MCP_CONTAINER_BUILD=0 checks $IMAGE as it is (e.g. one built by the default, multi-stage target).
+if [[ ${COPYQ_MCP_CONTAINER_BUILD:-1} != 0 ]]; then
+    # 3. The binary, built on the host (a no-op when up to date). The host is bookworm like the base.
+    if command -v cargo >/dev/null; then
+        (cd "$ROOT" && cargo build --release --locked --bin copyq-mcp) >"$CACHE/cargo.log" 2>&1 ||
+            die "cargo build --release failed (see $CACHE/cargo.log)"
+    fi
+    [[ -x $ROOT/target/release/copyq-mcp ]] || die "no $ROOT/target/release/copyq-mcp (and no cargo to build it)"
+    step "cargo build --release" "podman build"
 
-# 4. The image. --isolation chroot: the default OCI isolation fails at the first RUN here.
-# --network host: the runtime stage's apt-get (ca-certificates) needs the package archive.
-# BUILDER points at the local base too, so nothing ever tries to pull rust:1-bookworm (the prebuilt
-# target does not use the build stage).
-podman build --isolation chroot --network host --target prebuilt \
-    --build-arg BASE="$BASE" --build-arg BUILDER="$BASE" \
-    -t "$IMAGE" -f "$ROOT/Dockerfile" "$ROOT" >"$CACHE/build.log" 2>&1 ||
-    { tail -n 20 "$CACHE/build.log" >&2; die "podman build failed (see $CACHE/build.log)"; }
+    # 4. The image. --isolation chroot: the default OCI isolation fails at the first RUN here.
+    # --network host: the runtime stage's apt-get (ca-certificates) needs the package archive.
+    # BUILDER points at the local base too, so nothing ever tries to pull rust:1-bookworm (the prebuilt
+    # target does not use the build stage).
+    podman build --isolation chroot --network host --target prebuilt \
+        --build-arg BASE="$BASE" --build-arg BUILDER="$BASE" \
+        -t "$IMAGE" -f "$ROOT/Dockerfile" "$ROOT" >"$CACHE/build.log" 2>&1 ||
+        { tail -n 20 "$CACHE/build.log" >&2; die "podman build failed (see $CACHE/build.log)"; }
+else
+    podman image exists "$IMAGE" || die "COPYQ_MCP_CONTAINER_BUILD=0 but there is no image $IMAGE"
+    log "checking the existing image $IMAGE (not rebuilt)"
+fi
 user=$(podman image inspect --format '{{.Config.User}}' "$IMAGE")
 [[ $user == copyq-mcp ]] || die "the image runs as '$user', not copyq-mcp"
 step "podman build" "CopyQ 17.0 start"
