@@ -1,7 +1,19 @@
 # Multi-stage build: the gateway binary on a slim Debian, running as a non-root user. It talks to
 # the desktop's CopyQ natively through CopyQ's local socket, mounted in (README, "In a container"),
 # so the image needs no CopyQ and no Qt.
-FROM rust:1-bookworm AS build
+#
+#   docker build -t copyq-mcp .                     the binary built in the builder image (default)
+#   docker build --target prebuilt -t copyq-mcp .   the binary built on the host beforehand
+#                                                   (cargo build --release --locked --bin copyq-mcp,
+#                                                   on a glibc no newer than the base image's)
+#
+# Both end in the same runtime stage; only where /usr/local/bin/copyq-mcp comes from differs. The
+# base images are build arguments, so a machine without a registry can use locally made ones
+# (tests/container/run.sh: --build-arg BASE=localhost/debian:bookworm-slim).
+ARG BASE=debian:bookworm-slim
+ARG BUILDER=rust:1-bookworm
+
+FROM $BUILDER AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src src
@@ -10,12 +22,12 @@ COPY config config
 COPY bench bench
 RUN cargo build --release --locked --bin copyq-mcp
 
-FROM debian:bookworm-slim
+# The runtime, without the binary.
+FROM $BASE AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 --user-group copyq-mcp
-COPY --from=build /src/target/release/copyq-mcp /usr/local/bin/copyq-mcp
 USER copyq-mcp
 WORKDIR /home/copyq-mcp
 # Inside the container the gateway must listen on all interfaces for a published port: publish it on
@@ -29,3 +41,11 @@ EXPOSE 8765
 VOLUME ["/home/copyq-mcp/data"]
 ENTRYPOINT ["copyq-mcp"]
 CMD ["serve"]
+
+# --target prebuilt: the host's target/release/copyq-mcp (.dockerignore lets only it into the context).
+FROM runtime AS prebuilt
+COPY target/release/copyq-mcp /usr/local/bin/copyq-mcp
+
+# The default (last) stage: the binary from the builder stage.
+FROM runtime
+COPY --from=build /src/target/release/copyq-mcp /usr/local/bin/copyq-mcp

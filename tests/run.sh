@@ -3,7 +3,8 @@
 # copyq and xvfb; the pinned third-party MCP clients under target/clients), builds the Debian chroots
 # holding the other CopyQ versions, then runs formatting, lints, every test against a private real
 # CopyQ (the host's 6.4), and the version matrix: the suites that drive CopyQ, with both backends,
-# against CopyQ 9.0, 10.0 and 17.0 in those chroots. Each step prints how long it took.
+# against CopyQ 9.0, 10.0 and 17.0 in those chroots; last, the container image against 17.0
+# (tests/container/run.sh). Each step prints how long it took.
 #
 # The chroots live in $COPYQ_MCP_CHROOTS (default /var/cache/copyq-mcp-chroots) and are reused
 # from run to run; building one takes about a minute (tests/copyq-versions/chroot.sh). Chroots need
@@ -66,4 +67,11 @@ if [[ $matrix != 0 ]]; then
                 cargo test --locked "${SUITES[@]}"
         done
     done
+fi
+
+# The container image (podman + runc, a debootstrapped base, the release binary) as its non-root user
+# against CopyQ 17.0's socket in the sid chroot: /healthz and a tools/call (tests/container/run.sh).
+if [[ $matrix != 0 ]]; then
+    timed cargo build --release --locked --bin copyq-mcp
+    timed $sudo env "COPYQ_MCP_CONTAINER_CHROOT=$CHROOTS/sid" bash tests/container/run.sh
 fi
