@@ -678,11 +678,24 @@ async fn expiry_other_resources_and_revocation() {
     .await;
     assert_eq!((s, v["error"].as_str()), (400, Some("invalid_target")));
     let key = copyq_mcp::auth::load_or_create_key(&gw.settings.signing_key_path()).expect("key");
+    // Everything right (key, issuer, this database's epoch) but the audience.
+    let epoch = Store::open(&gw.settings.data_dir()).expect("store").epoch();
     let foreign =
         copyq_mcp::auth::TokenService::new(&key, "copyq-mcp", "https://other.example/mcp")
             .expect("svc")
+            .with_epoch(epoch.clone())
             .issue("x", copyq_mcp::auth::Role::Write, None)
             .expect("issue");
+    let ours = copyq_mcp::auth::TokenService::new(&key, "copyq-mcp", "copyq-mcp")
+        .expect("svc")
+        .with_epoch(epoch)
+        .issue("x", copyq_mcp::auth::Role::Write, None)
+        .expect("issue");
+    assert_eq!(
+        mcp_status(&gw, &ours).await,
+        200,
+        "the same token for this audience"
+    );
     assert_eq!(
         mcp_status(&gw, &foreign).await,
         401,
