@@ -151,16 +151,19 @@ pub async fn deadline(
         .unwrap_or_else(|_| HttpError::Timeout.into_response())
 }
 
+/// The request's Host header (HTTP/2's `:authority` was copied there by `client_addr`).
+fn host_of(req: &Request) -> Option<&str> {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+}
+
 pub async fn check_host(
     State(policy): State<Arc<HostPolicy>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok());
-    if host.is_some_and(|h| policy.allows(h)) {
+    if host_of(&req).is_some_and(|h| policy.allows(h)) {
         return next.run(req).await;
     }
     tracing::warn!("request for a host name this gateway does not serve refused");
@@ -180,10 +183,7 @@ pub async fn check_origin(
     req: Request,
     next: Next,
 ) -> Response {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok());
+    let host = host_of(&req);
     let admitted = match req.headers().get(header::ORIGIN) {
         None => true,
         Some(origin) => origin
