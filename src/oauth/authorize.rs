@@ -20,7 +20,7 @@ use super::redirect;
 use super::{OAuthState, Pending, is_this_resource};
 use crate::http::HttpError;
 use crate::limit::ClientAddr;
-use crate::store::{ClientInfo, CodeRecord, now, random_token};
+use crate::store::{ClientInfo, CodeRecord, now, random_token, secs};
 
 /// A code is exchanged at once by a real client; a minute is plenty.
 const CODE_TTL_SECS: i64 = 60;
@@ -81,6 +81,23 @@ async fn find_client(
         let label = ClientLabel::Verified {
             host: doc.host.clone(),
         };
+        // A document client is recorded like a registration, and bounded like one: junk ids
+        // (any https URL on a stranger's host) cannot fill the registry either.
+        s.store
+            .expire_unapproved_clients(now() - secs(super::register::UNAPPROVED_TTL))
+            .map_err(unavailable)?;
+        let known = s
+            .store
+            .client(&doc.client_id)
+            .map_err(unavailable)?
+            .is_some();
+        if !known && s.store.client_count().map_err(unavailable)? >= s.max_clients {
+            return Err(HttpError::cannot_connect(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The gateway holds its maximum number of apps. The owner can remove some with \
+                 `copyq-mcp clients purge` or `copyq-mcp clients revoke`.",
+            ));
+        }
         s.store
             .save_document_client(&doc.client_id, label.name(), &doc.redirect_uris)
             .map_err(unavailable)?;

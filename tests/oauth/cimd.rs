@@ -281,3 +281,26 @@ async fn a_document_on_a_private_address_is_never_fetched() {
     }
     assert_eq!(hits.of("good"), 0, "nothing reached the server");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn document_clients_cannot_fill_the_registry() {
+    let (base, _hits, ca, _dir) = document_server().await;
+    // A registry of its own (kept for the whole test): the siblings share the sandbox's.
+    let data = tempfile::tempdir().expect("temp dir");
+    let data_dir = data.path().display().to_string();
+    let ca = ca.display().to_string();
+    let gw = oauth_gateway(move |s| {
+        s.data_dir = data_dir;
+        s.oauth.metadata_document_ca_file = ca;
+        s.oauth.metadata_document_allow_private = true;
+        s.oauth.max_clients = 2;
+    })
+    .await;
+    assert_eq!(open(&gw, &format!("{base}/good")).await.0, 200);
+    assert_eq!(open(&gw, &format!("{base}/nostore")).await.0, 200);
+    // Full: a third document is refused with a page; one already known still opens.
+    let (status, html, _) = open(&gw, &format!("{base}/good-again")).await;
+    assert_eq!(status, 503);
+    assert!(html.contains("maximum number of apps"), "{html}");
+    assert_eq!(open(&gw, &format!("{base}/good")).await.0, 200);
+}
