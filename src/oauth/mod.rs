@@ -169,11 +169,6 @@ impl OAuthState {
     pub fn issuer(&self, headers: &HeaderMap) -> String {
         self.base.for_headers(headers)
     }
-
-    /// The protected-resource metadata of `/mcp` under `issuer` (for `WWW-Authenticate`).
-    pub fn resource_metadata_url(issuer: &str) -> String {
-        format!("{issuer}/.well-known/oauth-protected-resource/mcp")
-    }
 }
 
 /// The protected resource under `issuer`.
