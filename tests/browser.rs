@@ -23,16 +23,6 @@ const PASS: &str = "correct horse battery staple";
 /// Longest one browser script may run before it is killed and the test fails.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn clients_dir() -> PathBuf {
-    std::env::var_os("CLIENTS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/clients"))
-}
-
 fn screenshots() -> PathBuf {
     repo().join("target/screenshots")
 }
@@ -40,17 +30,7 @@ fn screenshots() -> PathBuf {
 fn ensure_installed() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/browser/install.sh"))
-            .env("CLIENTS_DIR", clients_dir())
-            .output()
-            .expect("run tests/browser/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/browser/install.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_install("tests/browser/install.sh");
     });
 }
 

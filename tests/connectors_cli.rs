@@ -27,34 +27,13 @@ const ACCESS_TTL_SECS: u64 = 15;
 /// Whole script run (install excluded); each client command inside is bounded too.
 const RUN_TIMEOUT: Duration = Duration::from_secs(240);
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn clients_dir() -> PathBuf {
-    std::env::var_os("CLIENTS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/clients"))
-}
-
 /// The CLIs (tests/connectors/install.sh) and the browser their OAuth logins open
 /// (tests/browser/install.sh: Chromium and Playwright), both idempotent and quick when done.
 fn ensure_installed() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
-        for script in ["tests/connectors/install.sh", "tests/browser/install.sh"] {
-            let out = Command::new("bash")
-                .arg(repo().join(script))
-                .env("CLIENTS_DIR", clients_dir())
-                .output()
-                .unwrap_or_else(|e| panic!("run {script}: {e}"));
-            assert!(
-                out.status.success(),
-                "{script} failed:\n{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        run_install("tests/connectors/install.sh");
+        run_install("tests/browser/install.sh");
     });
 }
 

@@ -16,7 +16,7 @@
 mod support;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Once;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -30,30 +30,10 @@ const PASSPHRASE: &str = "correct horse battery staple";
 const ACCESS_TTL: &str = "10s";
 const PAST_TTL: &str = "13";
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn clients_dir() -> PathBuf {
-    std::env::var_os("CLIENTS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/clients"))
-}
-
 fn ensure_installed() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
-        let out = Command::new("bash")
-            .arg(repo().join("tests/connectors2/install.sh"))
-            .env("CLIENTS_DIR", clients_dir())
-            .output()
-            .expect("run tests/connectors2/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/connectors2/install.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_install("tests/connectors2/install.sh");
     });
 }
 
@@ -448,17 +428,7 @@ fn ensure_browser_installed() {
         if !script.exists() || std::env::var_os("CONNECTORS2_BROWSER").is_some() {
             return; // browser() names what is missing; an explicit browser brings its own
         }
-        let out = Command::new("bash")
-            .arg(script)
-            .env("CLIENTS_DIR", clients_dir())
-            .output()
-            .expect("run tests/browser/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/browser/install.sh failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_install("tests/browser/install.sh");
     });
 }
 

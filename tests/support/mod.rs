@@ -226,3 +226,31 @@ pub fn spawn_serve(
     );
     (child, url)
 }
+
+/// The repository's root.
+pub fn repo() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where the pinned third-party clients are installed: `$CLIENTS_DIR`, else target/clients.
+pub fn clients_dir() -> std::path::PathBuf {
+    std::env::var_os("CLIENTS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/clients"))
+}
+
+/// Run an idempotent install script (`tests/.../install.sh`) into [`clients_dir`]; panics with
+/// its output when it fails.
+pub fn run_install(script: &str) {
+    let out = std::process::Command::new("bash")
+        .arg(repo().join(script))
+        .env("CLIENTS_DIR", clients_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
