@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::app::Application;
 use crate::auth::{Role, parse_ttl};
+use crate::clipboard::Coverage;
 use crate::config::{Overrides, Settings};
 use crate::owner;
 
@@ -156,6 +157,15 @@ enum TokenCommand {
         /// Lifetime, e.g. 30d, 12h; without it the token does not expire.
         #[arg(long, value_parser = parse_ttl)]
         ttl: Option<std::time::Duration>,
+        /// The tabs the token covers: `all` (the default), `managed` (everything under mcp/),
+        /// or a comma-separated list of external tab names and managed subtrees written
+        /// `mcp/PATH` (`mcp/workspace/project-x` covers that tab and those below it). Other
+        /// tabs do not exist for the token.
+        #[arg(long, value_name = "TABS", value_delimiter = ',')]
+        tabs: Vec<String>,
+        /// One more external tab by its exact name (for names with a comma); repeatable.
+        #[arg(long = "tab", value_name = "NAME")]
+        tab: Vec<String>,
     },
     /// Tokens issued with `token issue`.
     List {
@@ -201,11 +211,13 @@ pub fn main() -> ExitCode {
                     role,
                     name,
                     ttl,
+                    tabs,
+                    tab,
                 } => {
-                    println!(
-                        "{}",
-                        owner::issue_token(&load(&common, None)?, &name, role, ttl)?
-                    );
+                    let tabs = Coverage::from_flags(&tabs, &tab)?;
+                    let settings = load(&common, None)?;
+                    let token = owner::issue_token(&settings, &name, role, ttl, &tabs)?;
+                    println!("{token}");
                     Ok(())
                 }
                 TokenCommand::List { common } => owner::list_tokens(&load(&common, None)?),

@@ -7,6 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::app::token_service;
 use crate::auth::{Role, TokenSpec};
+use crate::clipboard::Coverage;
 use crate::config::Settings;
 use crate::oauth::passphrase;
 use crate::store::{Store, TokenInfo, now};
@@ -60,6 +61,7 @@ pub fn issue_token(
     name: &str,
     role: Role,
     ttl: Option<Duration>,
+    tabs: &Coverage,
 ) -> Result<String, String> {
     let store = open(settings)?;
     let spec = TokenSpec {
@@ -68,6 +70,7 @@ pub fn issue_token(
         ttl,
         audience: None,
         grant: None,
+        tabs,
     };
     let issued = token_service(settings)
         .map_err(|e| e.to_string())?
@@ -83,16 +86,22 @@ pub fn issue_token(
             created: now(),
             expires: issued.exp.and_then(|e| i64::try_from(e).ok()),
             revoked: false,
+            tabs: tabs.to_stored(),
         })
         .map_err(|e| e.to_string())?;
     Ok(issued.token)
 }
 
+/// A stored coverage as the owner reads it.
+fn tabs_of(stored: Option<&str>) -> String {
+    Coverage::from_stored(stored).map_or_else(|e| format!("(unreadable: {e})"), |c| c.describe())
+}
+
 pub fn list_tokens(settings: &Settings) -> Result<(), String> {
     let tokens = open(settings)?.cli_tokens().map_err(|e| e.to_string())?;
     println!(
-        "{:<24} {:<20} {:<6} {:<21} {:<21} STATUS",
-        "ID", "NAME", "ROLE", "ISSUED", "EXPIRES"
+        "{:<24} {:<20} {:<6} {:<21} {:<21} {:<8} TABS",
+        "ID", "NAME", "ROLE", "ISSUED", "EXPIRES", "STATUS"
     );
     for t in tokens {
         let expired = t.expires.is_some_and(|e| e < now());
@@ -104,12 +113,13 @@ pub fn list_tokens(settings: &Settings) -> Result<(), String> {
             "active"
         };
         println!(
-            "{:<24} {:<20} {:<6} {:<21} {:<21} {status}",
+            "{:<24} {:<20} {:<6} {:<21} {:<21} {status:<8} {}",
             t.jti,
             t.subject,
             t.role,
             when(Some(t.created)),
-            when(t.expires)
+            when(t.expires),
+            tabs_of(t.tabs.as_deref())
         );
     }
     Ok(())
@@ -133,18 +143,19 @@ pub fn list_clients(settings: &Settings) -> Result<(), String> {
     let grants = store.grants().map_err(|e| e.to_string())?;
     let waiting = store.unapproved_clients().map_err(|e| e.to_string())?;
     println!(
-        "{:<44} {:<24} {:<6} {:<21} {:<21} STATUS",
-        "CLIENT", "NAME", "ROLE", "APPROVED", "LAST USED"
+        "{:<44} {:<24} {:<6} {:<21} {:<21} {:<8} TABS",
+        "CLIENT", "NAME", "ROLE", "APPROVED", "LAST USED", "STATUS"
     );
     for g in grants {
         let status = if g.revoked { "revoked" } else { "active" };
         println!(
-            "{:<44} {:<24} {:<6} {:<21} {:<21} {status}",
+            "{:<44} {:<24} {:<6} {:<21} {:<21} {status:<8} {}",
             g.client_id,
             g.client_name,
             g.role,
             when(Some(g.created)),
-            when(g.last_used)
+            when(g.last_used),
+            tabs_of(g.tabs.as_deref())
         );
     }
     for c in waiting {

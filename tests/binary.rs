@@ -445,7 +445,8 @@ fn the_owner_lists_and_purges_apps_never_approved() {
         "{listing}"
     );
     assert!(
-        line(&kept).is_some_and(|l| l.contains("approved app") && l.ends_with("active")),
+        line(&kept)
+            .is_some_and(|l| l.contains("approved app") && l.ends_with(" active   all tabs")),
         "{listing}"
     );
     let (ok_, _, err) = run(&["clients", "purge"], d, "");

@@ -52,6 +52,8 @@ pub struct Principal {
     pub token_id: String,
     /// The OAuth grant it was issued under, if any.
     pub grant: Option<String>,
+    /// The tabs it covers: others do not exist for it.
+    pub tabs: crate::clipboard::Coverage,
 }
 
 impl Principal {

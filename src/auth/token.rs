@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::{Principal, Role};
+use crate::clipboard::Coverage;
 
 #[derive(Debug, Error)]
 pub enum AuthError {
@@ -37,6 +38,10 @@ struct Claims {
     /// The state database's epoch when the token was issued ([`Epoch`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ep: Option<String>,
+    /// The tabs the token covers ([`Coverage`]); absent: all of them. Signed like the rest, so a
+    /// client cannot widen it.
+    #[serde(default, skip_serializing_if = "Coverage::is_all")]
+    tabs: Coverage,
 }
 
 /// The identity of the state database that holds the revocations. A token names the epoch it
@@ -58,6 +63,7 @@ pub struct TokenSpec<'a> {
     /// `None`: the configured audience (tokens for scripts); OAuth tokens name the resource URL.
     pub audience: Option<&'a str>,
     pub grant: Option<&'a str>,
+    pub tabs: &'a Coverage,
 }
 
 /// A token and the facts worth recording about it.
@@ -144,6 +150,7 @@ impl TokenService {
             ttl,
             audience: None,
             grant: None,
+            tabs: &Coverage::All,
         };
         self.issue_spec(&spec).map(|i| i.token)
     }
@@ -162,6 +169,7 @@ impl TokenService {
             aud: spec.audience.unwrap_or(&self.audience).to_owned(),
             gid: spec.grant.map(str::to_owned),
             ep: self.epoch.as_ref().map(|e| e.id.clone()),
+            tabs: spec.tabs.clone(),
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| AuthError::Signing(e.to_string()))?;
@@ -195,6 +203,7 @@ impl TokenService {
             role: c.role,
             token_id: c.jti,
             grant: c.gid,
+            tabs: c.tabs,
         })
     }
 }
@@ -281,6 +290,46 @@ mod tests {
             assert!(svc().verify(&token).is_err(), "{token}");
         }
         assert!(svc().verify(&forge(base, h, KEY)).is_ok());
+    }
+
+    #[test]
+    fn the_tabs_a_token_covers_travel_in_it_and_cannot_be_bent() {
+        let managed = Coverage::managed();
+        let spec = TokenSpec {
+            subject: "agent",
+            role: Role::Read,
+            ttl: None,
+            audience: None,
+            grant: None,
+            tabs: &managed,
+        };
+        let t = svc().issue_spec(&spec).unwrap().token;
+        assert_eq!(svc().verify(&t).unwrap().tabs, managed);
+        let all = svc().issue("laptop", Role::Read, None).unwrap();
+        assert_eq!(svc().verify(&all).unwrap().tabs, Coverage::All);
+        // The claim is absent for all tabs, so tokens issued before coverage mean what they did.
+        let payload = |t: &str| {
+            let part = t.split('.').nth(1).unwrap().to_owned();
+            String::from_utf8(URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap()
+        };
+        assert!(!payload(&all).contains("tabs"), "{}", payload(&all));
+        assert!(
+            payload(&t).contains(r#""tabs":{"mcp":[""]}"#),
+            "{}",
+            payload(&t)
+        );
+        // A claim we did not write is refused, even signed with our key.
+        let base = serde_json::json!({"sub": "x", "role": "read", "iat": now(), "jti": "j", "iss": "copyq-mcp", "aud": "copyq-mcp"});
+        for odd in [
+            serde_json::json!("all"),
+            serde_json::json!({"every": true}),
+            serde_json::json!([""]),
+        ] {
+            let mut claims = base.clone();
+            claims["tabs"] = odd.clone();
+            let forged = forge(claims, Header::new(Algorithm::HS256), KEY);
+            assert!(svc().verify(&forged).is_err(), "{odd}");
+        }
     }
 
     #[test]

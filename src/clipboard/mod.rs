@@ -1,10 +1,12 @@
 //! Clipboard domain rules: how tool paths map to CopyQ tabs, which tabs are in a scope, which are writable,
 //! and how items are shown. Pure functions over strings: no I/O, no MCP, no HTTP.
 
+mod coverage;
 mod path;
 mod preview;
 mod version;
 
+pub use coverage::{Coverage, Tabs};
 pub use path::{
     MCP_PREFIX, PathError, Roots, Scope, TabRef, display_name, is_mcp_tab, mcp_depth, tab_depth,
 };

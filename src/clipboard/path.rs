@@ -180,7 +180,7 @@ impl Roots {
     }
 }
 
-fn check_name(input: &str) -> Result<(), PathError> {
+pub(super) fn check_name(input: &str) -> Result<(), PathError> {
     if input.is_empty() {
         return Err(PathError::Invalid("Tab path must not be empty".into()));
     }
@@ -200,7 +200,7 @@ fn check_name(input: &str) -> Result<(), PathError> {
 /// A managed path relative to `mcp/`; an explicit `mcp/` prefix is accepted and dropped. Names an
 /// agent gives tabs must show what they are: characters that hide or reorder text are refused
 /// (`mcp/workspace/\u{202E}abc` would display as another name).
-fn relative(input: &str) -> Result<&str, PathError> {
+pub(super) fn relative(input: &str) -> Result<&str, PathError> {
     if let Some(c) = crate::text::deceptive_char(input) {
         return Err(PathError::Invalid(format!(
             "Invalid tab path: it holds an invisible or direction-changing character ({})",

@@ -127,9 +127,9 @@ impl CopyqMcp {
         args: &Map<String, serde_json::Value>,
     ) -> Result<String, super::ToolError> {
         match name {
-            READ_TOOL => read::call(&self.tools, args).await,
+            READ_TOOL => read::call(&self.tools, &principal.tabs, args).await,
             WRITE_TOOL => write::call(&self.tools, principal, args).await,
-            VALIDATE_TOOL => validate::call(&self.tools, principal.role, args).await,
+            VALIDATE_TOOL => validate::call(&self.tools, principal, args).await,
             _ => unreachable_tool(name),
         }
     }

@@ -11,7 +11,8 @@ use super::read::ReadQuery;
 /// The parameters `mcp_validate` accepts.
 pub(crate) const KNOWN: &[&str] = &["tool", "params"];
 use super::write;
-use crate::auth::Role;
+use crate::auth::Principal;
+use crate::clipboard::Coverage;
 
 /// `max_items` above this earns a `LARGE_RESPONSE` warning.
 const LARGE_MAX_ITEMS: usize = 50;
@@ -25,7 +26,7 @@ pub fn estimate_tokens(reply: &str) -> usize {
 
 pub async fn call(
     tools: &Tools,
-    role: Role,
+    principal: &Principal,
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {
     let a = Args::new(args);
@@ -52,11 +53,11 @@ pub async fn call(
         }
     };
     let outcome = match tool {
-        "read" => check_read(tools, params).await,
-        _ if !role.can_write() => Err(ToolError::PermissionDenied(
+        "read" => check_read(tools, &principal.tabs, params).await,
+        _ if !principal.role.can_write() => Err(ToolError::PermissionDenied(
             "This token has the read role; mcp_write needs a write token".into(),
         )),
-        _ => write::check(tools, params).await,
+        _ => write::check(tools, &principal.tabs, params).await,
     };
     Ok(render(outcome))
 }
@@ -64,11 +65,12 @@ pub async fn call(
 /// Reads have no side effects, so the check runs the read itself and measures the real reply.
 async fn check_read(
     tools: &Tools,
+    tabs: &Coverage,
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {
     let query = ReadQuery::parse(params)?;
     let _shared = tools.writes.read().await;
-    let reply = query.run(tools).await?;
+    let reply = query.run(tools, tabs).await?;
     Ok((reply, query.max_items()))
 }
 

@@ -18,6 +18,7 @@ use super::consent::{ClientLabel, consent_page, csrf_cookie_name};
 use super::passphrase::{self, Refused};
 use super::redirect;
 use super::{OAuthState, Pending, is_this_resource};
+use crate::clipboard::Coverage;
 use crate::http::HttpError;
 use crate::limit::ClientAddr;
 use crate::store::{ClientInfo, CodeRecord, now, random_token, secs};
@@ -256,8 +257,32 @@ pub struct Decision {
     passphrase: String,
     #[serde(default)]
     role: String,
+    /// `all` (also when absent), `managed` or `list`.
+    #[serde(default)]
+    tabs: String,
+    /// With `list`: the tabs, one per line.
+    #[serde(default)]
+    tab_list: String,
     #[serde(default)]
     action: String,
+}
+
+impl Decision {
+    /// The tabs chosen, or the sentence the form shows again.
+    fn coverage(&self) -> Result<Coverage, String> {
+        match self.tabs.as_str() {
+            "" | "all" => Ok(Coverage::All),
+            "managed" => Ok(Coverage::managed()),
+            "list" => Coverage::parse(
+                self.tab_list
+                    .lines()
+                    .map(|l| l.trim_end_matches('\r'))
+                    .filter(|l| !l.trim().is_empty()),
+            )
+            .map_err(|e| format!("Only these tabs: {e}.")),
+            _ => Err("Choose which tabs the app may use.".into()),
+        }
+    }
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -312,12 +337,23 @@ pub async fn decide(
         return back_error(&p, "access_denied", "the owner denied access");
     }
     let chosen = if d.role == "write" { "write" } else { "read" };
+    let tabs_chosen = match d.tabs.as_str() {
+        "managed" | "list" => d.tabs.as_str(),
+        _ => "all",
+    };
     let again = |status, message: &str| {
-        consent_page(status, &s.consent(&p, &d.request_id, chosen, Some(message)))
+        let mut c = s.consent(&p, &d.request_id, chosen, Some(message));
+        c.tabs = tabs_chosen;
+        c.tab_list = &d.tab_list;
+        consent_page(status, &c)
     };
     if !matches!(d.role.as_str(), "read" | "write") {
         return again(StatusCode::BAD_REQUEST, "Choose Read or Write.");
     }
+    let coverage = match d.coverage() {
+        Ok(c) => c,
+        Err(message) => return again(StatusCode::BAD_REQUEST, &message),
+    };
     let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
     match check_passphrase(&s, &addr, &d, &p).await {
         Ok(()) => {}
@@ -325,9 +361,9 @@ pub async fn decide(
         Err(Refusal::Page(page)) => return page.into_response(),
     }
     s.pending().remove(&d.request_id);
-    match issue_code(&s, &p, chosen) {
+    match issue_code(&s, &p, chosen, &coverage) {
         Ok(code) => {
-            tracing::info!(client = %crate::logging::field(p.client.name()), role = %chosen, "access approved");
+            tracing::info!(client = %crate::logging::field(p.client.name()), role = %chosen, tabs = %tabs_chosen, "access approved");
             back(&p, &[("code", &code)])
         }
         Err(e) => {
@@ -413,8 +449,15 @@ async fn check_passphrase(
     ))
 }
 
-fn issue_code(s: &OAuthState, p: &Pending, role: &str) -> Result<String, crate::store::StoreError> {
-    let grant_id = s.store.create_grant(&p.client_id, role)?;
+fn issue_code(
+    s: &OAuthState,
+    p: &Pending,
+    role: &str,
+    tabs: &Coverage,
+) -> Result<String, crate::store::StoreError> {
+    let grant_id =
+        s.store
+            .create_grant_covering(&p.client_id, role, tabs.to_stored().as_deref())?;
     let code = random_token();
     let record = CodeRecord {
         grant_id,

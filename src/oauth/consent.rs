@@ -59,6 +59,10 @@ pub struct Consent<'a> {
     pub message: Option<&'a str>,
     /// The role to show selected: what the person chose last time, else read.
     pub role: &'a str,
+    /// Which tabs to show chosen (`all`, `managed` or `list`) and the list as typed: what the
+    /// person chose last time, else all.
+    pub tabs: &'a str,
+    pub tab_list: &'a str,
     pub access_ttl: Duration,
     pub refresh_ttl: Duration,
     /// The gateway is reached over https: the cookie gets `Secure`.
@@ -77,8 +81,28 @@ fn spoken(d: Duration) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
-fn checked(c: &Consent<'_>, role: &str) -> &'static str {
-    if c.role == role { " checked" } else { "" }
+fn checked(chosen: &str, value: &str) -> &'static str {
+    if chosen == value { " checked" } else { "" }
+}
+
+/// The choice of tabs: all (the default), the managed ones, or a list.
+fn tabs_fieldset(c: &Consent<'_>) -> String {
+    format!(
+        "<fieldset><legend>Tabs</legend>\
+         <label><input type=\"radio\" name=\"tabs\" value=\"all\"{all}> <strong>All tabs</strong>, \
+         your clipboard history included</label><br>\
+         <label><input type=\"radio\" name=\"tabs\" value=\"managed\"{managed}> <strong>Managed tabs only</strong>: \
+         the tabs under <code>mcp/</code>, none of your own</label><br>\
+         <label><input type=\"radio\" name=\"tabs\" value=\"list\"{list}> <strong>Only these tabs</strong>, one per line: \
+         a tab's exact name, or <code>mcp/</code> and a path for a managed tab and the tabs below it</label><br>\
+         <textarea name=\"tab_list\" rows=\"3\" cols=\"40\" aria-label=\"Tabs to allow, one per line\">{typed}</textarea>\
+         <br><small>The app cannot see, search or write any other tab; to it they do not exist.</small>\
+         </fieldset>",
+        all = checked(c.tabs, "all"),
+        managed = checked(c.tabs, "managed"),
+        list = checked(c.tabs, "list"),
+        typed = escape(c.tab_list),
+    )
 }
 
 /// The form; sets the CSRF cookie that a POST must send back with the same value as its field.
@@ -98,11 +122,11 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
          <form method=\"post\" action=\"/authorize\">\
          <input type=\"hidden\" name=\"request_id\" value=\"{rid}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
          <fieldset><legend>Access</legend>\
-         <label><input type=\"radio\" name=\"role\" value=\"read\"{read}> <strong>Read</strong>: sees every CopyQ tab and item, \
-         <em>your clipboard history included</em> (everything you have copied), and can search them. Changes nothing.</label><br>\
+         <label><input type=\"radio\" name=\"role\" value=\"read\"{read}> <strong>Read</strong>: sees the tabs chosen below and their items \
+         (with all tabs, <em>your clipboard history included</em>: everything you have copied), and can search them. Changes nothing.</label><br>\
          <label><input type=\"radio\" name=\"role\" value=\"write\"{write}> <strong>Write</strong>: everything Read sees, and may add, \
          change, move and delete items in the tabs under <code>mcp/</code>. Your other tabs stay read-only.</label>\
-         </fieldset>\
+         </fieldset>{tabs}\
          <p>Access lasts {access} at a time, and the app renews it while it uses it; after {refresh} without use it ends. \
          Revoke it at any time on this machine with <code>copyq-mcp clients revoke</code>.</p>{message}\
          <p><label>Owner passphrase <input type=\"password\" name=\"passphrase\" autocomplete=\"current-password\" autofocus></label></p>\
@@ -118,8 +142,9 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
         redirect = escape(c.redirect_uri),
         rid = escape(c.request_id),
         csrf = escape(c.csrf),
-        read = checked(c, "read"),
-        write = checked(c, "write"),
+        read = checked(c.role, "read"),
+        write = checked(c.role, "write"),
+        tabs = tabs_fieldset(c),
         access = spoken(c.access_ttl),
         refresh = spoken(c.refresh_ttl),
     );

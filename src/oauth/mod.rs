@@ -127,6 +127,8 @@ impl OAuthState {
             redirect_uri: &p.redirect_uri,
             message,
             role,
+            tabs: "all",
+            tab_list: "",
             access_ttl: self.access_ttl,
             refresh_ttl: self.refresh_ttl,
             secure: self.secure(),

@@ -18,8 +18,11 @@ use subtle::ConstantTimeEq;
 
 use super::{OAuthState, error, is_this_resource, no_store, resource};
 use crate::auth::{Role, TokenSpec};
+use crate::clipboard::Coverage;
 use crate::http::HttpError;
-use crate::store::{ClientInfo, StoreError, Taken, TokenInfo, hash, now, random_token, secs};
+use crate::store::{
+    ClientInfo, LiveGrant, StoreError, Taken, TokenInfo, hash, now, random_token, secs,
+};
 
 type Outcome = Result<Response, HttpError>;
 
@@ -103,18 +106,24 @@ fn pkce_ok(verifier: &str, challenge: &str) -> bool {
     valid && bool::from(computed.as_bytes().ct_eq(challenge.as_bytes()))
 }
 
-/// A fresh access token and refresh token for a live grant.
-fn tokens_for(s: &OAuthState, t: &Request<'_>, grant_id: &str, role: &str) -> Outcome {
+/// A fresh access token and refresh token for a live grant: its role and the tabs it covers.
+fn tokens_for(s: &OAuthState, t: &Request<'_>, grant_id: &str, grant: &LiveGrant) -> Outcome {
     let client = t.client;
     let resource = resource(&t.issuer);
+    let role = grant.role.as_str();
     let role_value =
         Role::parse(role).ok_or_else(|| invalid_grant("the grant has no valid role"))?;
+    let tabs = Coverage::from_stored(grant.tabs.as_deref()).map_err(|e| {
+        tracing::error!(error = %e, "a grant's tab coverage is unreadable; no token issued");
+        invalid_grant("the grant is damaged; approve the connector again")
+    })?;
     let spec = TokenSpec {
         subject: &client.name,
         role: role_value,
         ttl: Some(s.access_ttl),
         audience: Some(&resource),
         grant: Some(grant_id),
+        tabs: &tabs,
     };
     let issued = s.tokens.issue_spec(&spec).map_err(|e| {
         tracing::error!(error = %e, "cannot sign an access token");
@@ -132,6 +141,7 @@ fn tokens_for(s: &OAuthState, t: &Request<'_>, grant_id: &str, role: &str) -> Ou
         created: now(),
         expires: issued.exp.and_then(|e| i64::try_from(e).ok()),
         revoked: false,
+        tabs: tabs.to_stored(),
     };
     s.store.record_token(&info).map_err(unavailable)?;
     let refresh = random_token();
@@ -207,12 +217,12 @@ fn authorization_code(s: &OAuthState, t: &Request<'_>) -> Outcome {
     {
         return Err(revoke("code_verifier does not match the code challenge"));
     }
-    let role = s
+    let grant = s
         .store
-        .live_grant_role(&record.grant_id)
+        .live_grant(&record.grant_id)
         .map_err(unavailable)?
         .ok_or_else(|| invalid_grant("the grant was revoked"))?;
-    tokens_for(s, t, &record.grant_id, &role)
+    tokens_for(s, t, &record.grant_id, &grant)
 }
 
 fn refresh(s: &OAuthState, t: &Request<'_>) -> Outcome {
@@ -237,7 +247,7 @@ fn refresh(s: &OAuthState, t: &Request<'_>) -> Outcome {
         Taken::Unknown => return Err(invalid_grant("unknown refresh token")),
     };
     match s.store.live_grant(&grant_id).map_err(unavailable)? {
-        Some((owner, role)) if owner == client.client_id => tokens_for(s, t, &grant_id, &role),
+        Some(grant) if grant.client_id == client.client_id => tokens_for(s, t, &grant_id, &grant),
         Some(_) => Err(invalid_grant("the refresh token belongs to another client")),
         None => Err(invalid_grant("the grant was revoked")),
     }
@@ -290,7 +300,7 @@ pub async fn revoke(
     if let Some(token) = f.get("token") {
         let result = match s.store.refresh_grant(token) {
             Ok(Some(grant)) => s.store.live_grant(&grant).and_then(|g| match g {
-                Some((owner, _)) if owner == client.client_id => {
+                Some(g) if g.client_id == client.client_id => {
                     s.store.revoke_grant(&grant).map(|_| ())
                 }
                 _ => Ok(()),
@@ -302,7 +312,7 @@ pub async fn revoke(
                             .live_grant(g)
                             .ok()
                             .flatten()
-                            .is_some_and(|(o, _)| o == client.client_id)
+                            .is_some_and(|g| g.client_id == client.client_id)
                     }) =>
                 {
                     s.store.revoke_token(&p.token_id).map(|_| ())

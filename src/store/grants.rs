@@ -34,6 +34,17 @@ pub struct GrantInfo {
     pub created: i64,
     pub last_used: Option<i64>,
     pub revoked: bool,
+    /// The tabs it covers, as [`crate::clipboard::Coverage::to_stored`] keeps them.
+    pub tabs: Option<String>,
+}
+
+/// A grant that is still live: whose it is, and what it allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveGrant {
+    pub client_id: String,
+    pub role: String,
+    /// As [`crate::clipboard::Coverage::to_stored`] keeps it.
+    pub tabs: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,7 +179,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(
-                "SELECT g.grant_id, g.client_id, COALESCE(c.name, '(deleted client)'), g.role, g.created, g.last_used, g.revoked \
+                "SELECT g.grant_id, g.client_id, COALESCE(c.name, '(deleted client)'), g.role, g.created, g.last_used, g.revoked, g.tabs \
                  FROM grants g LEFT JOIN clients c ON c.client_id = g.client_id ORDER BY g.created DESC",
             )
             .map_err(|e| self.err(e))?;
@@ -182,18 +193,30 @@ impl Store {
                     created: r.get(4)?,
                     last_used: r.get(5)?,
                     revoked: r.get::<_, i64>(6)? != 0,
+                    tabs: r.get(7)?,
                 })
             })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
         rows.map_err(|e| self.err(e))
     }
 
+    /// A grant over every tab.
     pub fn create_grant(&self, client_id: &str, role: &str) -> Result<String> {
+        self.create_grant_covering(client_id, role, None)
+    }
+
+    /// A grant over the tabs `tabs` names (stored form; `None`: every tab).
+    pub fn create_grant_covering(
+        &self,
+        client_id: &str,
+        role: &str,
+        tabs: Option<&str>,
+    ) -> Result<String> {
         let id = random_token();
         self.conn()
             .execute(
-                "INSERT INTO grants (grant_id, client_id, role, created) VALUES (?1, ?2, ?3, ?4)",
-                params![id, client_id, role, now()],
+                "INSERT INTO grants (grant_id, client_id, role, created, tabs) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, client_id, role, now(), tabs],
             )
             .map_err(|e| self.err(e))?;
         Ok(id)
@@ -201,16 +224,22 @@ impl Store {
 
     /// The role of a grant that is still live.
     pub fn live_grant_role(&self, grant_id: &str) -> Result<Option<String>> {
-        Ok(self.live_grant(grant_id)?.map(|(_, role)| role))
+        Ok(self.live_grant(grant_id)?.map(|g| g.role))
     }
 
-    /// The client and role of a grant that is still live.
-    pub fn live_grant(&self, grant_id: &str) -> Result<Option<(String, String)>> {
+    /// A grant that is still live.
+    pub fn live_grant(&self, grant_id: &str) -> Result<Option<LiveGrant>> {
         self.conn()
             .query_row(
-                "SELECT client_id, role FROM grants WHERE grant_id = ?1 AND revoked = 0",
+                "SELECT client_id, role, tabs FROM grants WHERE grant_id = ?1 AND revoked = 0",
                 params![grant_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| {
+                    Ok(LiveGrant {
+                        client_id: r.get(0)?,
+                        role: r.get(1)?,
+                        tabs: r.get(2)?,
+                    })
+                },
             )
             .optional()
             .map_err(|e| self.err(e))

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 pub use audit::AuditEntry;
-pub use grants::{ClientInfo, CodeRecord, GrantInfo, NewClient, Taken};
+pub use grants::{ClientInfo, CodeRecord, GrantInfo, LiveGrant, NewClient, Taken};
 pub use retention::Pruned;
 pub use tokens::TokenInfo;
 
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS clients (
   redirect_uris TEXT NOT NULL, created INTEGER NOT NULL, last_used INTEGER);
 CREATE TABLE IF NOT EXISTS grants (
   grant_id TEXT PRIMARY KEY, client_id TEXT NOT NULL, role TEXT NOT NULL, created INTEGER NOT NULL,
-  last_used INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+  last_used INTEGER, revoked INTEGER NOT NULL DEFAULT 0, tabs TEXT);
 CREATE TABLE IF NOT EXISTS codes (
   code_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
   challenge TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER NOT NULL DEFAULT 0);
@@ -43,8 +43,27 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
 CREATE TABLE IF NOT EXISTS tokens (
   jti TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL, grant_id TEXT, created INTEGER NOT NULL,
-  expires INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+  expires INTEGER, revoked INTEGER NOT NULL DEFAULT 0, tabs TEXT);
 ";
+
+/// Columns added after a table was first shipped: a database from before gets them on open (a
+/// missing value means what it meant before the column existed).
+const ADDED_COLUMNS: &[(&str, &str, &str)] =
+    &[("grants", "tabs", "TEXT"), ("tokens", "tabs", "TEXT")];
+
+fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for (table, column, kind) in ADDED_COLUMNS {
+        let present: i64 = conn.query_row(
+            &format!("SELECT COUNT(*) FROM pragma_table_info('{table}') WHERE name = ?1"),
+            params![column],
+            |r| r.get(0),
+        )?;
+        if present == 0 {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+        }
+    }
+    Ok(())
+}
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -191,6 +210,7 @@ impl Store {
         retry_busy(|| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             conn.execute_batch(SCHEMA)
+                .and_then(|()| add_missing_columns(&conn))
                 .and_then(|()| conn.execute_batch("COMMIT"))
                 .inspect_err(|_| {
                     let _ = conn.execute_batch("ROLLBACK");
@@ -241,6 +261,45 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_database_from_before_coverage_gains_its_columns_and_keeps_its_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = Connection::open(dir.path().join(FILE)).unwrap();
+        old.execute_batch(
+            "CREATE TABLE grants (grant_id TEXT PRIMARY KEY, client_id TEXT NOT NULL, role TEXT NOT NULL, \
+             created INTEGER NOT NULL, last_used INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+             CREATE TABLE tokens (jti TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL, grant_id TEXT, \
+             created INTEGER NOT NULL, expires INTEGER, revoked INTEGER NOT NULL DEFAULT 0);
+             INSERT INTO grants VALUES ('g-old', 'c', 'read', 1, NULL, 0);",
+        )
+        .unwrap();
+        drop(old);
+        let store = Store::open(dir.path()).unwrap();
+        let old = store.live_grant("g-old").unwrap().unwrap();
+        assert_eq!(
+            (old.role.as_str(), old.tabs),
+            ("read", None),
+            "all tabs, as before"
+        );
+        let scoped = store
+            .create_grant_covering("c", "write", Some(r#"{"mcp":[""]}"#))
+            .unwrap();
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(
+            store.live_grant(&scoped).unwrap().unwrap().tabs.as_deref(),
+            Some(r#"{"mcp":[""]}"#)
+        );
+        let listed: Vec<_> = store
+            .grants()
+            .unwrap()
+            .into_iter()
+            .map(|g| g.tabs)
+            .collect();
+        assert_eq!(listed.len(), 2);
+        assert!(listed.contains(&None) && listed.contains(&Some(r#"{"mcp":[""]}"#.into())));
+    }
 
     #[test]
     fn opens_private_and_keeps_state() {

@@ -101,6 +101,7 @@ mod tests {
             created: now(),
             expires,
             revoked,
+            tabs: None,
         };
         s.record_token(&token("expired", Some(now() - 1), false))
             .unwrap();

@@ -14,6 +14,8 @@ pub struct TokenInfo {
     pub created: i64,
     pub expires: Option<i64>,
     pub revoked: bool,
+    /// The tabs it covers, as [`crate::clipboard::Coverage::to_stored`] keeps them.
+    pub tabs: Option<String>,
 }
 
 impl Store {
@@ -26,8 +28,8 @@ impl Store {
         )
         .map_err(|e| self.err(e))?;
         conn.execute(
-            "INSERT INTO tokens (jti, subject, role, grant_id, created, expires, revoked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![t.jti, t.subject, t.role, t.grant_id, t.created, t.expires, t.revoked],
+            "INSERT INTO tokens (jti, subject, role, grant_id, created, expires, revoked, tabs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![t.jti, t.subject, t.role, t.grant_id, t.created, t.expires, t.revoked, t.tabs],
         )
         .map(|_| ())
         .map_err(|e| self.err(e))
@@ -38,7 +40,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(
-                "SELECT jti, subject, role, grant_id, created, expires, revoked FROM tokens WHERE grant_id IS NULL ORDER BY created DESC",
+                "SELECT jti, subject, role, grant_id, created, expires, revoked, tabs FROM tokens WHERE grant_id IS NULL ORDER BY created DESC",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -51,6 +53,7 @@ impl Store {
                     created: r.get(4)?,
                     expires: r.get(5)?,
                     revoked: r.get::<_, i64>(6)? != 0,
+                    tabs: r.get(7)?,
                 })
             })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
@@ -114,6 +117,7 @@ mod tests {
             created: now(),
             expires: None,
             revoked: false,
+            tabs: None,
         };
         s.record_token(&t("j1", "laptop", None)).unwrap();
         s.record_token(&t("j2", "script", None)).unwrap();

@@ -8,6 +8,8 @@
 //! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; the same
 //! replies against a real CopyQ are in tests/read.rs.
 
+#[cfg(test)]
+mod coverage_tests;
 mod query;
 mod render;
 mod search;
@@ -23,31 +25,33 @@ use serde_json::{Map, Value};
 
 use super::Tools;
 use super::error::ToolError;
+use crate::clipboard::Coverage;
 use render::{item, list, tree};
 use search::search;
 
 impl ReadQuery {
-    pub async fn run(&self, tools: &Tools) -> Result<String, ToolError> {
+    /// The reply, over the tabs `tabs` covers only.
+    pub async fn run(&self, tools: &Tools, tabs: &Coverage) -> Result<String, ToolError> {
         match self {
             Self::Tree {
                 scope,
                 max_depth,
                 max_items,
                 show,
-            } => tree(tools, *scope, *max_depth, *max_items, *show).await,
+            } => tree(tools, tabs, *scope, *max_depth, *max_items, *show).await,
             Self::List {
                 tab,
                 scope,
                 skip,
                 max_items,
                 show,
-            } => list(tools, tab, *scope, *skip, *max_items, *show).await,
+            } => list(tools, tabs, tab, *scope, *skip, *max_items, *show).await,
             Self::Item {
                 tab,
                 scope,
                 index,
                 show,
-            } => item(tools, tab, *scope, *index, *show).await,
+            } => item(tools, tabs, tab, *scope, *index, *show).await,
             Self::Search {
                 query,
                 pattern,
@@ -59,8 +63,8 @@ impl ReadQuery {
             } => {
                 search(
                     tools,
-                    query,
-                    pattern,
+                    tabs,
+                    (query, pattern),
                     *scope,
                     *search_in,
                     (*skip, *max_items),
@@ -72,9 +76,13 @@ impl ReadQuery {
     }
 }
 
-/// The `mcp_read` tool.
-pub async fn call(tools: &Tools, args: &Map<String, Value>) -> Result<String, ToolError> {
+/// The `mcp_read` tool, for a caller who may see the tabs `tabs` covers.
+pub async fn call(
+    tools: &Tools,
+    tabs: &Coverage,
+    args: &Map<String, Value>,
+) -> Result<String, ToolError> {
     let query = ReadQuery::parse(args)?;
     let _shared = tools.writes.read().await;
-    query.run(tools).await
+    query.run(tools, tabs).await
 }

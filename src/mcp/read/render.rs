@@ -1,19 +1,20 @@
 //! The replies of `tree`, `list` and `item`, in the reference's pipe-separated format.
 
 use super::tabs::{resolve, scan};
-use crate::clipboard::{Scope, tab_depth};
+use crate::clipboard::{Coverage, Scope, tab_depth};
 use crate::mcp::Tools;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{PREVIEW_UNITS, Show, item_fields, showing, tab_fields, tag_list};
 
 pub(super) async fn tree(
     tools: &Tools,
+    tabs: &Coverage,
     scope: Scope,
     max_depth: usize,
     max_items: usize,
     show: Show,
 ) -> Result<String, ToolError> {
-    let pages = scan(tools, scope, Some(max_items), Some(PREVIEW_UNITS)).await?;
+    let pages = scan(tools, tabs, scope, Some(max_items), Some(PREVIEW_UNITS)).await?;
     let mut lines = Vec::new();
     for (tab, page) in pages
         .iter()
@@ -30,13 +31,23 @@ pub(super) async fn tree(
 
 pub(super) async fn list(
     tools: &Tools,
+    tabs: &Coverage,
     input: &str,
     scope: Scope,
     skip: usize,
     max_items: usize,
     show: Show,
 ) -> Result<String, ToolError> {
-    let (tab, page) = resolve(tools, input, scope, skip, max_items, Some(PREVIEW_UNITS)).await?;
+    let (tab, page) = resolve(
+        tools,
+        tabs,
+        input,
+        scope,
+        skip,
+        max_items,
+        Some(PREVIEW_UNITS),
+    )
+    .await?;
     let mut lines = vec![format!(
         "mode:list|{}|total:{}|{}",
         tab_fields(&tab),
@@ -51,6 +62,7 @@ pub(super) async fn list(
 
 pub(super) async fn item(
     tools: &Tools,
+    tabs: &Coverage,
     input: &str,
     scope: Scope,
     index: i64,
@@ -58,7 +70,7 @@ pub(super) async fn item(
 ) -> Result<String, ToolError> {
     // A negative index still needs the count for its message: read an empty window.
     let (skip, limit) = usize::try_from(index).map_or((0, 0), |i| (i, 1));
-    let (tab, page) = resolve(tools, input, scope, skip, limit, None).await?;
+    let (tab, page) = resolve(tools, tabs, input, scope, skip, limit, None).await?;
     let Some(it) = page.items.first() else {
         return Err(ToolError::IndexOutOfBounds {
             index,

@@ -6,7 +6,7 @@ use regex::Regex;
 use super::query::SearchIn;
 use super::tabs::scan;
 use crate::backend::Item;
-use crate::clipboard::Scope;
+use crate::clipboard::{Coverage, Scope};
 use crate::mcp::Tools;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{Show, one_line, quoted, showing, tag_list};
@@ -28,14 +28,14 @@ fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static 
 
 pub(super) async fn search(
     tools: &Tools,
-    query: &str,
-    pattern: &Regex,
+    tabs: &Coverage,
+    (query, pattern): (&str, &Regex),
     scope: Scope,
     within: SearchIn,
     (skip, max_items): (usize, usize),
     show: Show,
 ) -> Result<String, ToolError> {
-    let pages = scan(tools, scope, None, None).await?;
+    let pages = scan(tools, tabs, scope, None, None).await?;
     let mut hits = Vec::new();
     for (tab, page) in &pages {
         for (i, it) in page.items.iter().enumerate() {

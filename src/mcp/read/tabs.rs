@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::backend::{ReadRequest, TabPage, TabSelector};
-use crate::clipboard::{MCP_PREFIX, Scope, TabRef};
+use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::Tools;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::one_line;
@@ -28,8 +28,11 @@ fn by_tab_order(a: &(TabRef, TabPage), b: &(TabRef, TabPage)) -> Ordering {
     (a.0.external, &a.0.shown).cmp(&(b.0.external, &b.0.shown))
 }
 
+/// Every tab of `scope` that `tabs` covers, in the reference's order: the others do not exist for
+/// the caller (no line, no count).
 pub(super) async fn scan(
     tools: &Tools,
+    tabs: &Coverage,
     scope: Scope,
     limit: Option<usize>,
     preview: Option<usize>,
@@ -47,22 +50,29 @@ pub(super) async fn scan(
         .await?
         .pages
         .into_iter()
+        .filter(|p| tabs.covers(&p.name))
         .map(|p| (TabRef::from_full(&p.name), p))
         .collect();
     pages.sort_by(by_tab_order);
     Ok(pages)
 }
 
-/// The first of the tabs `input` may mean that exists, read with `request`'s window.
+/// The first of the tabs `input` may mean that exists and `tabs` covers, read with `request`'s
+/// window. A tab outside the coverage is never asked for: it is `TAB_NOT_FOUND` like a missing one.
 pub(super) async fn resolve(
     tools: &Tools,
+    tabs: &Coverage,
     input: &str,
     scope: Scope,
     skip: usize,
     limit: usize,
     preview: Option<usize>,
 ) -> Result<(TabRef, TabPage), ToolError> {
-    let candidates = tools.roots.read_candidates(input, scope)?;
+    let mut candidates = tools.roots.read_candidates(input, scope)?;
+    candidates.retain(|c| tabs.covers(&c.full));
+    if candidates.is_empty() {
+        return Err(ToolError::TabNotFound(one_line(input)));
+    }
     let names = candidates.iter().map(|c| c.full.clone()).collect();
     let request = ReadRequest {
         tabs: TabSelector::Names { names },

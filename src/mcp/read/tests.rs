@@ -6,13 +6,14 @@
 use serde_json::{Value, json};
 
 use crate::backend::{Backend, Item, MemoryBackend};
-use crate::clipboard::Roots;
+use crate::clipboard::{Coverage, Roots};
 use crate::mcp::Tools;
 
 const LONG: &str = "Long: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 const SPECIAL: &str = "pipe | and \"quotes\" \\ backslash 😀";
 
-fn tools() -> Tools {
+/// The tabs of these tests (and of tests/read.rs), by CopyQ name.
+pub(super) fn data() -> Vec<(String, Vec<Item>)> {
     let mut info = vec![
         Item::new(
             "Первый элемент текст\nвторая строка",
@@ -23,7 +24,7 @@ fn tools() -> Tools {
         Item::new(SPECIAL, &[], ""),
     ];
     info.extend((3..25).map(|i| Item::new(&format!("item {i}"), &[], "")));
-    let tabs: Vec<(String, Vec<Item>)> = vec![
+    vec![
         ("mcp/info".into(), info),
         (
             "mcp/заметки".into(),
@@ -59,17 +60,25 @@ fn tools() -> Tools {
             "личное/проекты/web".into(),
             vec![Item::new("web TODO", &["web"], "")],
         ),
-    ];
+    ]
+}
+
+fn tools() -> Tools {
     Tools::new(
-        Backend::Memory(MemoryBackend::with_tabs(tabs)),
+        Backend::Memory(MemoryBackend::with_tabs(data())),
         Roots::default(),
     )
 }
 
 /// The reply of `mcp_read` with `args`: the text, or the error line.
 async fn read(args: Value) -> String {
+    read_covering(&Coverage::All, args).await
+}
+
+/// The same for a caller who covers only `tabs`.
+async fn read_covering(tabs: &Coverage, args: Value) -> String {
     let map = args.as_object().cloned().unwrap_or_default();
-    match super::call(&tools(), &map).await {
+    match super::call(&tools(), tabs, &map).await {
         Ok(text) => text,
         Err(e) => e.line(),
     }

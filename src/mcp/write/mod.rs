@@ -6,6 +6,8 @@
 mod params;
 #[cfg(test)]
 pub(crate) use params::KNOWN;
+#[cfg(test)]
+mod coverage_tests;
 mod plan;
 mod render;
 
@@ -15,7 +17,7 @@ use super::Tools;
 use super::error::ToolError;
 use crate::auth::Principal;
 use crate::backend::{BackendError, Item, ReadRequest, TabSelector};
-use crate::clipboard::TabRef;
+use crate::clipboard::{Coverage, TabRef};
 use crate::store::AuditEntry;
 use params::WriteCall;
 use plan::{Plan, plan, tab_full};
@@ -28,15 +30,16 @@ pub async fn call(
     principal: &Principal,
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {
-    let call = WriteCall::parse(args, &tools.roots)?;
+    let tabs = &principal.tabs;
+    let call = WriteCall::parse(args, &tools.roots, tabs)?;
     if call.preview {
         let _shared = tools.writes.read().await;
         return Ok(preview_of(
-            &plan(tools, &call.op, call.expected_version.as_deref()).await?,
+            &plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?,
         ));
     }
     let _alone = tools.writes.write().await;
-    let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
+    let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     let audit_id = match &tools.audit {
         Some(store) => Some(store.record_audit(&audit_entry(&plan, principal)).map_err(|e| {
             tracing::error!(error = %e, "audit log unavailable; write refused");
@@ -44,7 +47,7 @@ pub async fn call(
         })?),
         None => None,
     };
-    let result = execute(tools, &plan).await;
+    let result = execute(tools, tabs, &plan).await;
     // A misdirected write was made (elsewhere): its record stays.
     let undone = matches!(&result, Err(e) if !matches!(e, ToolError::Misdirected { .. }));
     if let (true, Some(store), Some(id)) = (undone, &tools.audit, audit_id)
@@ -149,11 +152,12 @@ fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
 /// `mcp_validate` of a write: every check of the real call, no side effect; the reply it would give.
 pub async fn check(
     tools: &Tools,
+    tabs: &Coverage,
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {
-    let call = WriteCall::parse(params, &tools.roots)?;
+    let call = WriteCall::parse(params, &tools.roots, tabs)?;
     let _shared = tools.writes.read().await;
-    let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
+    let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     let reply = if call.preview {
         preview_of(&plan)
     } else {
@@ -181,8 +185,8 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
 }
 
 /// A write that CopyQ made in another tab than the one planned: say which, when the tab list shows
-/// it, and never that it was not made.
-async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
+/// it (and the caller covers it), and never that it was not made.
+async fn misdirected(tools: &Tools, tabs: &Coverage, e: ToolError) -> ToolError {
     let ToolError::Misdirected { tab, landed: None } = e else {
         return e;
     };
@@ -194,15 +198,17 @@ async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
         limits: false,
     };
     let landed = match tools.backend.read(&all).await {
-        Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs).map(str::to_owned),
+        Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs)
+            .filter(|landed| tabs.covers(landed))
+            .map(str::to_owned),
         Err(_) => None,
     };
     ToolError::Misdirected { tab, landed }
 }
 
-async fn execute(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
+async fn execute(tools: &Tools, tabs: &Coverage, plan: &Plan) -> Result<String, ToolError> {
     match execute_plan(tools, plan).await {
-        Err(e) => Err(misdirected(tools, e).await),
+        Err(e) => Err(misdirected(tools, tabs, e).await),
         ok => ok,
     }
 }
@@ -287,6 +293,7 @@ mod tests {
             role: crate::auth::Role::Write,
             token_id: "j".into(),
             grant: None,
+            tabs: Default::default(),
         }
     }
 
@@ -319,13 +326,17 @@ mod tests {
         let call = WriteCall::parse(
             &args(json!({"mode": "delete", "tab": "info", "index": 1})),
             &tools.roots,
+            &Coverage::All,
         )
         .unwrap();
-        let planned = plan(&tools, &call.op, None).await.unwrap();
+        let planned = plan(&tools, &Coverage::All, &call.op, None).await.unwrap();
         // Another writer adds an item between planning and executing: "b" is now at index 2.
         mem.insert("mcp/info", &Item::new("new", &[], ""), 200)
             .unwrap();
-        let got = execute(&tools, &planned).await.unwrap_err().line();
+        let got = execute(&tools, &Coverage::All, &planned)
+            .await
+            .unwrap_err()
+            .line();
         assert_eq!(
             got,
             "error|COPYQ_ERROR|Item 1 of 'info' changed in CopyQ while this write was being made; nothing was changed. Read it again and retry"
@@ -339,12 +350,16 @@ mod tests {
         let call = WriteCall::parse(
             &args(json!({"mode": "add", "tab": "workspace/kh", "text": "x"})),
             &tools.roots,
+            &Coverage::All,
         )
         .unwrap();
-        let planned = plan(&tools, &call.op, None).await.unwrap();
+        let planned = plan(&tools, &Coverage::All, &call.op, None).await.unwrap();
         // The owner makes "&mcp/workspace/kh" between planning and executing.
         mem.create_tab("&mcp/workspace/kh").unwrap();
-        let got = execute(&tools, &planned).await.unwrap_err().line();
+        let got = execute(&tools, &Coverage::All, &planned)
+            .await
+            .unwrap_err()
+            .line();
         assert_eq!(
             got,
             "error|PERMISSION_DENIED|CopyQ made this write in its tab '&mcp/workspace/kh' instead of \
@@ -411,6 +426,7 @@ mod tests {
         }
         let _ = check(
             &tools,
+            &Coverage::All,
             &args(json!({"mode": "delete", "tab": "info", "index": 0})),
         )
         .await

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::super::args::Args;
 use super::super::error::ToolError;
 use crate::backend::Item;
-use crate::clipboard::{Roots, TabRef};
+use crate::clipboard::{Coverage, Roots, TabRef};
 
 pub const MODES: &str = "add, update, delete, move, tab_create, tab_delete";
 pub(crate) const KNOWN: &[&str] = &[
@@ -236,14 +236,34 @@ fn update_op(a: &Args<'_>, tab: TabRef, mode: &str) -> Result<WriteOp, ToolError
 }
 
 impl WriteCall {
-    pub fn parse(map: &Map<String, Value>, roots: &Roots) -> Result<Self, ToolError> {
+    /// `tabs`: what the caller covers. A tab outside it is refused like one outside the roots,
+    /// with the same words, whether or not it exists.
+    pub fn parse(
+        map: &Map<String, Value>,
+        roots: &Roots,
+        tabs: &Coverage,
+    ) -> Result<Self, ToolError> {
         let mut a = Args::new(map);
         let mode = a.required_str("mode")?;
         a.set_mode(mode);
         a.reject_unknown(KNOWN)?;
         let preview = a.choice("intent", &["execute", "preview"], "execute")? == "preview";
+        let covered = |input: &str, tab: TabRef, operation: &str| {
+            if tabs.covers(&tab.full) {
+                Ok(tab)
+            } else {
+                Err(ToolError::PermissionDenied(format!(
+                    "Operation '{operation}' not allowed on '{input}'"
+                )))
+            }
+        };
         let managed = |key: &'static str, operation: &str| -> Result<TabRef, ToolError> {
-            Ok(roots.writable(a.required_str(key)?, operation)?)
+            let input = a.required_str(key)?;
+            covered(input, roots.writable(input, operation)?, operation)
+        };
+        let sub_tab = |operation: &str| -> Result<TabRef, ToolError> {
+            let input = a.required_str("path")?;
+            covered(input, roots.sub_tab(input, operation)?, operation)
         };
         let op = match mode {
             "add" => add_op(&a, managed("tab", mode)?)?,
@@ -264,10 +284,10 @@ impl WriteCall {
                 WriteOp::Move { tab, index, to }
             }
             "tab_create" => WriteOp::TabCreate {
-                path: roots.sub_tab(a.required_str("path")?, mode)?,
+                path: sub_tab(mode)?,
             },
             "tab_delete" => WriteOp::TabDelete {
-                path: roots.sub_tab(a.required_str("path")?, mode)?,
+                path: sub_tab(mode)?,
             },
             other => {
                 return Err(ToolError::InvalidMode {
@@ -296,7 +316,8 @@ mod tests {
     use serde_json::json;
 
     fn parse(v: Value) -> Result<WriteCall, String> {
-        WriteCall::parse(v.as_object().unwrap(), &Roots::default()).map_err(|e| e.line())
+        WriteCall::parse(v.as_object().unwrap(), &Roots::default(), &Coverage::All)
+            .map_err(|e| e.line())
     }
 
     #[test]

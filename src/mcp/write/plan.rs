@@ -6,7 +6,7 @@ use super::super::Tools;
 use super::super::error::ToolError;
 use super::params::{EditMode, Field, NewValue, WriteOp};
 use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
-use crate::clipboard::TabRef;
+use crate::clipboard::{Coverage, TabRef};
 
 #[derive(Debug, Clone)]
 pub enum Plan {
@@ -125,9 +125,15 @@ async fn item_at(
 
 /// Refuse a write to `tab` when it does not exist and CopyQ would take another existing tab for it
 /// (one whose name differs only by `&`, see [`crate::backend::names`]): the write would leave it.
-fn no_clash(snap: &Snapshot, tab: &TabRef) -> Result<(), ToolError> {
+/// A tab the caller does not cover is not named.
+fn no_clash(snap: &Snapshot, tab: &TabRef, tabs: &Coverage) -> Result<(), ToolError> {
     match crate::backend::names::clash(&tab.full, &snap.all_tabs) {
         None => Ok(()),
+        Some(other) if !tabs.covers(other) => Err(ToolError::PermissionDenied(format!(
+            "Tab '{}' does not exist, and CopyQ would write to another existing tab instead \
+             (CopyQ ignores '&' in tab names); nothing was changed. Use another name",
+            tab.shown
+        ))),
         Some(other) => Err(ToolError::PermissionDenied(format!(
             "Tab '{}' does not exist, and CopyQ would write to its existing tab '{other}' instead \
              (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or use another name",
@@ -148,11 +154,17 @@ fn room(snap: &Snapshot, tab: &TabRef) -> Result<usize, ToolError> {
 }
 
 /// `expected`: the version the agent read for the item an update, delete or move addresses.
-pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result<Plan, ToolError> {
+/// `tabs`: what the caller covers (the op's tabs are covered already; other tabs are not named).
+pub async fn plan(
+    tools: &Tools,
+    tabs: &Coverage,
+    op: &WriteOp,
+    expected: Option<&str>,
+) -> Result<Plan, ToolError> {
     Ok(match op {
         WriteOp::Add { tab, item } => {
             let snap = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
-            no_clash(&snap, tab)?;
+            no_clash(&snap, tab, tabs)?;
             Plan::Add {
                 tab: tab.clone(),
                 item: item.clone(),
@@ -188,7 +200,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result
         }
         WriteOp::Move { tab, index, to } => {
             let (index, item, snap) = item_at(tools, tab, *index, Some(to), expected).await?;
-            no_clash(&snap, to)?;
+            no_clash(&snap, to, tabs)?;
             Plan::Move {
                 from: tab.clone(),
                 index,
@@ -199,7 +211,7 @@ pub async fn plan(tools: &Tools, op: &WriteOp, expected: Option<&str>) -> Result
         }
         WriteOp::TabCreate { path } => {
             let snap = snapshot(tools, vec![path.full.clone()], (0, 0), false).await?;
-            no_clash(&snap, path)?;
+            no_clash(&snap, path, tabs)?;
             Plan::TabCreate {
                 path: path.clone(),
                 exists: !snap.pages.is_empty(),
