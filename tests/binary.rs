@@ -271,7 +271,7 @@ async fn owner_commands_revoke_on_the_next_request() {
     assert!(
         ok_ && listing
             .lines()
-            .any(|l| l.contains("laptop") && l.ends_with("revoked")),
+            .any(|l| l.contains("laptop") && l.ends_with(" revoked  all tabs")),
         "{listing}"
     );
     let (ok_, _, err) = run(&["token", "revoke", "nobody"], d, "");
@@ -281,6 +281,60 @@ async fn owner_commands_revoke_on_the_next_request() {
     assert!(ok_ && listing.starts_with("CLIENT"), "{listing}");
     let (ok_, _, err) = run(&["clients", "revoke", "nobody"], d, "");
     assert!(!ok_ && err.contains("no connected app"), "{err}");
+    let _ = terminate(child);
+}
+
+/// `token issue --tabs` makes a token that covers those tabs only, `token list` says which, and
+/// a list the command cannot read is refused before any token exists.
+#[tokio::test]
+async fn tokens_issued_for_some_tabs_see_only_those() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let d = data.path();
+    let issue = |extra: &[&str]| {
+        let mut args = vec!["token", "issue", "--role", "read", "--name", "agent"];
+        args.extend_from_slice(extra);
+        run(&args, d, "")
+    };
+    let (ok_, managed, err) = issue(&["--tabs", "managed"]);
+    assert!(ok_, "{err}");
+    let (ok_, _, err) = issue(&["--tabs", "mcp/workspace/p,Notes", "--tab", "a,b"]);
+    assert!(ok_, "{err}");
+    let (ok_, _, err) = issue(&["--tabs", "mcp/../x"]);
+    assert!(!ok_ && err.contains("Invalid tab path 'mcp/../x'"), "{err}");
+    let (ok_, _, err) = issue(&["--tabs", "all,Notes"]);
+    assert!(
+        !ok_ && err.contains("'all' cannot be combined with other tabs"),
+        "{err}"
+    );
+    let (_, listing, _) = run(&["token", "list"], d, "");
+    let tabs: Vec<&str> = listing
+        .lines()
+        .skip(1)
+        .map(|l| l.split_once(" active   ").map_or("?", |(_, t)| t))
+        .collect();
+    assert_eq!(
+        listing
+            .lines()
+            .next()
+            .map(|h| h.ends_with(" STATUS   TABS")),
+        Some(true),
+        "{listing}"
+    );
+    assert_eq!(tabs.len(), 2, "{listing}");
+    assert!(
+        tabs.contains(&"managed tabs (mcp/)") && tabs.contains(&"mcp/workspace/p, Notes, a,b"),
+        "{listing}"
+    );
+
+    let (child, url) = serve(copyq(), d);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mcp_read",
+        "arguments": {"mode": "tree", "scope": "external", "max_items": 0}}});
+    let (status, _, reply) = raw_post(&url, Some(managed.trim()), body).await;
+    assert_eq!(status, 200, "{reply}");
+    assert!(
+        reply.contains(r#""text":"""#) && !reply.contains("[external]"),
+        "no external tab: {reply}"
+    );
     let _ = terminate(child);
 }
 

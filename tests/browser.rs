@@ -271,6 +271,9 @@ async fn one_callback(listener: tokio::net::TcpListener) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browser_sh_approves_a_cli_login_in_the_background() {
     ensure_installed();
+    for tab in ["mcp/workspace/browser-scope", "browser-scope-ext"] {
+        copyq().seed(tab, &items(&["x"])).expect("seed");
+    }
     let gw = oauth_gateway(|_| {}).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -317,6 +320,10 @@ async fn browser_sh_approves_a_cli_login_in_the_background() {
         .env("CLIENTS_DIR", clients_dir())
         .env("COPYQ_MCP_TEST_PASSPHRASE", PASS)
         .env("COPYQ_MCP_TEST_ROLE", "read")
+        .env(
+            "COPYQ_MCP_TEST_TABS",
+            "list:mcp/workspace/browser-scope,browser-scope-ext",
+        )
         .env("COPYQ_MCP_BROWSER_TAG", "browser-sh-test")
         .env("COPYQ_MCP_BROWSER_RESULT", &result_file)
         .env("COPYQ_MCP_SCREENSHOTS", screenshots());
@@ -404,4 +411,16 @@ async fn browser_sh_approves_a_cli_login_in_the_background() {
         .collect();
     names.sort_unstable();
     assert_eq!(names, ["mcp_read", "mcp_validate"]);
+
+    // The tabs clicked and typed on the page are all this grant sees.
+    let c = client(&gw.url, access).await;
+    assert_eq!(
+        ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "tree", "scope": "all", "max_items": 0, "max_depth": 9})
+        )
+        .await,
+        "workspace/browser-scope [1]\nbrowser-scope-ext [1] [external]"
+    );
 }

@@ -442,6 +442,68 @@ async fn search_managed_and_all() {
     );
 }
 
+/// A token that covers a managed subtree and one external tab sees those alone, in every mode,
+/// through both backends: the rest of CopyQ (the clipboard tab included) does not exist for it.
+#[tokio::test]
+async fn a_scoped_token_sees_only_its_tabs() {
+    let gw = gateway(seeded()).await;
+    let token = token_covering(&gw, Role::Read, &["mcp/workspace/project1", "архив"]);
+    let c = client(&gw.url, &token).await;
+    let read = |args| ok(&c, "mcp_read", args);
+    assert_eq!(
+        read(json!({"mode": "tree", "scope": "all", "max_depth": 9, "max_items": 1})).await,
+        "workspace/project1 [2]\n0:|\"TODO: исправить баг\"|[bug,todo]\nworkspace/project1/deep [1]\n0:|\"deep item\"|[]\n\
+         архив [2] [external]\n0:|\"Старые данные\"|[2023]"
+    );
+    assert_eq!(
+        read(json!({"mode": "search", "query": "todo", "scope": "all"})).await,
+        "mode:search|query:todo|scope:all|results:2\n\
+         workspace/project1[0]|\"TODO: исправить баг\"|[bug,todo]|match:text,tags\n\
+         архив[1]|\"Важный документ TODO\"|[]|match:text|external"
+    );
+    assert_eq!(
+        read(json!({"mode": "item", "tab": "архив", "scope": "external", "index": 1, "include_note": true})).await,
+        "mode:item|tab:архив|scope:external|index:1\ntext:Важный документ TODO\ntags:[]\nnote:n"
+    );
+    for (tab, scope) in [
+        ("info", "mcp"),
+        ("workspace", "all"),
+        ("личное/проекты/web", "external"),
+        ("regex-stress", "all"),
+        (clipboard_tab().as_str(), "external"),
+        ("no-such-tab", "external"),
+    ] {
+        let not_found = format!("error|TAB_NOT_FOUND|Tab not found: {tab}");
+        for mode in ["list", "item"] {
+            let args = json!({"mode": mode, "tab": tab, "scope": scope, "index": 0});
+            assert_eq!(err(&c, "mcp_read", args.clone()).await, not_found, "{args}");
+            assert_eq!(
+                ok(&c, "mcp_validate", json!({"tool": "read", "params": args})).await,
+                format!("valid:false|errors:1\n{not_found}")
+            );
+        }
+    }
+    let managed = client(&gw.url, &token_covering(&gw, Role::Read, &["managed"])).await;
+    assert_eq!(
+        ok(
+            &managed,
+            "mcp_read",
+            json!({"mode": "tree", "scope": "external"})
+        )
+        .await,
+        ""
+    );
+    assert_eq!(
+        ok(
+            &managed,
+            "mcp_read",
+            json!({"mode": "search", "query": ".", "scope": "external"})
+        )
+        .await,
+        "mode:search|query:.|scope:external|results:0"
+    );
+}
+
 #[tokio::test]
 async fn search_in_one_field() {
     let (_gw, c) = setup().await;

@@ -662,3 +662,80 @@ async fn versions_guard_against_shifted_indices() {
         "error|INVALID_PARAM|Parameter 'expected_version' applies to modes update, delete and move"
     );
 }
+
+/// A write token that covers one managed subtree writes there as any write token does; every
+/// write outside it, to a tab that exists or not, is refused with the words used for tabs outside
+/// the roots, and CopyQ is left as it was.
+#[tokio::test]
+async fn a_scoped_write_token_writes_only_in_its_subtree() {
+    let (gw, owner) = setup().await;
+    w(
+        &owner,
+        json!({"mode": "add", "tab": "workspace/scope-in", "text": "in"}),
+    )
+    .await;
+    w(
+        &owner,
+        json!({"mode": "add", "tab": "workspace/scope-out", "text": "out"}),
+    )
+    .await;
+    let token = token_covering(&gw, Role::Write, &["mcp/workspace/scope-in"]);
+    let agent = client(&gw.url, &token).await;
+    assert_eq!(
+        w(
+            &agent,
+            json!({"mode": "add", "tab": "workspace/scope-in/sub", "text": "deeper"})
+        )
+        .await,
+        "ok|mode:add|tab:workspace/scope-in/sub|full_path:mcp/workspace/scope-in/sub|index:0|text_len:6|tags:0|note:False"
+    );
+    let before = dump(&["mcp/workspace/scope-out", "mcp/info"]);
+    for (args, tab) in [
+        (
+            json!({"mode": "add", "tab": "workspace/scope-out", "text": "x"}),
+            "workspace/scope-out",
+        ),
+        (
+            json!({"mode": "add", "tab": "workspace/scope-none", "text": "x"}),
+            "workspace/scope-none",
+        ),
+        (
+            json!({"mode": "move", "tab": "workspace/scope-in", "index": 0, "to_tab": "workspace/scope-out"}),
+            "workspace/scope-out",
+        ),
+        (
+            json!({"mode": "delete", "tab": "workspace/scope-out", "index": 0}),
+            "workspace/scope-out",
+        ),
+        (
+            json!({"mode": "tab_delete", "path": "workspace/scope-out"}),
+            "workspace/scope-out",
+        ),
+        (
+            json!({"mode": "tab_create", "path": "workspace/scope-new"}),
+            "workspace/scope-new",
+        ),
+    ] {
+        let mode = args["mode"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(
+            err(&agent, "mcp_write", args.clone()).await,
+            format!("error|PERMISSION_DENIED|Operation '{mode}' not allowed on '{tab}'"),
+            "{args}"
+        );
+    }
+    assert_eq!(dump(&["mcp/workspace/scope-out", "mcp/info"]), before);
+    assert_eq!(
+        err(
+            &agent,
+            "mcp_read",
+            json!({"mode": "item", "tab": "workspace/scope-out", "index": 0})
+        )
+        .await,
+        "error|TAB_NOT_FOUND|Tab not found: workspace/scope-out"
+    );
+    assert!(
+        !copyq_tabs(copyq())
+            .iter()
+            .any(|t| t == "mcp/workspace/scope-new" || t == "mcp/workspace/scope-none")
+    );
+}

@@ -15,6 +15,8 @@ again for up to 10 s (fastmcp, for one, opens the browser before its callback se
 Environment:
     COPYQ_MCP_TEST_PASSPHRASE   the owner passphrase (required)
     COPYQ_MCP_TEST_ROLE         read | write (default write)
+    COPYQ_MCP_TEST_TABS         the Tabs choice: all | managed | list:TAB[,TAB...] (default: leave
+                                the page's default, all tabs); a list is typed one tab per line
     COPYQ_MCP_TEST_ACTION       approve | deny (default approve; deny clicks Deny and expects
                                 error=access_denied at the callback)
     COPYQ_MCP_SCREENSHOTS       screenshot directory (default <repo>/target/screenshots); files are
@@ -107,6 +109,24 @@ def strip_query(url):
     return urllib.parse.urlunsplit((u.scheme, u.netloc, u.path, "", ""))
 
 
+def choose_tabs(page, tabs, result):
+    """Click the Tabs choice `tabs` names (and type the list), as a person would."""
+    if not tabs:
+        return
+    choice, _, listed = tabs.partition(":")
+    if choice not in ("all", "managed", "list"):
+        raise Failure(f"COPYQ_MCP_TEST_TABS must be all, managed or list:..., not {tabs!r}")
+    radio = page.locator(f"form input[name=tabs][value={choice}]")
+    if radio.count() != 1:
+        shot(page, "error")
+        raise Failure(f"the consent page has no '{choice}' tabs choice: {page_text(page)}")
+    radio.check()
+    if choice == "list":
+        page.fill("form textarea[name=tab_list]", "\n".join(listed.split(",")))
+    result["tabs"] = tabs
+    log("tabs:", tabs)
+
+
 def run(authorize_url, passphrase, role, action, timeout_s, tag, result):
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
@@ -170,6 +190,7 @@ def run(authorize_url, passphrase, role, action, timeout_s, tag, result):
                 shot(page, "error")
                 raise Failure(f"the consent page has no '{role}' choice: {page_text(page)}")
             radio.check()
+            choose_tabs(page, os.environ.get("COPYQ_MCP_TEST_TABS") or "", result)
             page.fill("form input[name=passphrase]", passphrase)
             shot(page, "1-consent")
 

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use copyq_mcp::app::{Application, token_service};
-use copyq_mcp::auth::Role;
+pub use copyq_mcp::auth::Role;
 pub use copyq_mcp::backend::Item;
 use copyq_mcp::config::Settings;
 pub use copyq_mcp::sandbox::PrivateCopyq;
@@ -78,6 +78,24 @@ pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings
         settings,
         shutdown,
     }
+}
+
+/// A token for `gw` with `role` that covers only the tabs `words` name (`token issue --tabs`).
+pub fn token_covering(gw: &Gateway, role: Role, words: &[&str]) -> String {
+    let tabs = copyq_mcp::clipboard::Coverage::parse(words.iter().copied()).expect("a coverage");
+    let spec = copyq_mcp::auth::TokenSpec {
+        subject: "scoped-agent",
+        role,
+        ttl: None,
+        audience: None,
+        grant: None,
+        tabs: &tabs,
+    };
+    token_service(&gw.settings)
+        .expect("token service")
+        .issue_spec(&spec)
+        .expect("issue")
+        .token
 }
 
 pub type Client = RunningService<RoleClient, ()>;
