@@ -6,7 +6,8 @@
 //! - [`auth`] turns the bearer token into a [`auth::Principal`] with a [`auth::Role`], or a 401;
 //! - [`mcp`] is the MCP handler: it filters tools by role, parses arguments into typed queries and
 //!   formats the pipe-separated replies of `mcp_read`, `mcp_write` and `mcp_validate`;
-//! - [`clipboard`] holds the pure rules: tab paths, scopes, which tabs are writable, previews;
+//! - [`clipboard`] holds the pure rules: tab paths, scopes, which tabs are writable, which tabs a
+//!   token covers, previews;
 //! - [`backend`] reaches CopyQ, one round trip per operation (the `copyq` CLI, or in memory for
 //!   unit tests).
 //!
