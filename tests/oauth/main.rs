@@ -1,6 +1,6 @@
 //! The OAuth 2.1 authorization server over real HTTP: discovery from a bare 401, registration,
 //! consent with the owner's passphrase, PKCE, token issue and rotation, revocation, and every
-//! refusal the spec and the issue name. The third-party client runs in tests/clients.rs.
+//! refusal the spec and the issue name. The third-party client runs in tests/gateway/clients.rs.
 
 #[path = "../support/mod.rs"]
 mod support;

@@ -1,4 +1,4 @@
-//! Shared by the integration tests: a private real CopyQ per test binary, the gateway on port 0 in
+//! Shared by the integration tests: a private real CopyQ per test binary (or per suite), the gateway on port 0 in
 //! front of it, and a real MCP client (rmcp's Streamable HTTP client) to drive it.
 #![allow(dead_code)] // each test binary uses its own part of this
 
@@ -19,9 +19,15 @@ use tokio_util::sync::CancellationToken;
 
 static COPYQ: OnceLock<PrivateCopyq> = OnceLock::new();
 
-/// This test binary's private CopyQ, started on first use.
+/// This test binary's private CopyQ, started on first use. A binary of several suites gives
+/// each its own instead, with [`private_copyq`].
 pub fn copyq() -> &'static PrivateCopyq {
-    COPYQ.get_or_init(|| match PrivateCopyq::start() {
+    private_copyq(&COPYQ)
+}
+
+/// The private CopyQ kept in `cell`, started on first use.
+pub fn private_copyq(cell: &'static OnceLock<PrivateCopyq>) -> &'static PrivateCopyq {
+    cell.get_or_init(|| match PrivateCopyq::start() {
         Ok(c) => c,
         Err(e) => panic!("cannot start a private CopyQ (apt-get install -y copyq xvfb): {e}"),
     })

@@ -1,5 +1,5 @@
 //! Unit tests of [`super::Client`] against a scripted fake server (the live tests against a real
-//! CopyQ are in tests/socket_protocol.rs). Kept out of client.rs only for its length.
+//! CopyQ are in tests/gateway/socket_protocol.rs). Kept out of client.rs only for its length.
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@
 //! The socket is CopyQ's internal, unauthenticated RPC: it changes between versions (detect with
 //! [`probe::detect`], fall back to the CLI otherwise) and must never be reachable from a network.
 //!
-//! What CopyQ 6.4 does, as tests/socket_protocol.rs shows it:
+//! What CopyQ 6.4 does, as tests/gateway/socket_protocol.rs shows it:
 //! - every slot taking a tab name **creates a missing tab**, reads included (`browserLength`,
 //!   `browserItemData`, `createSelection`); an empty name means the first tab. Check `tabs()` first;
 //! - item formats come back as the type they were stored with: `QByteArray` when written by the

@@ -1,5 +1,5 @@
 //! The server slots the gateway calls, as [`Call`] constructors, and checks of their replies.
-//! Signatures are those of CopyQ 6.4 (`ScriptableProxy`); verified live in tests/socket_protocol.rs.
+//! Signatures are those of CopyQ 6.4 (`ScriptableProxy`); verified live in tests/gateway/socket_protocol.rs.
 //!
 //! Beware: every slot that takes a tab name (`browser*`, `createSelection`) **creates** the tab
 //! when it is missing, and an empty name means the first tab. Check [`tabs`] before reading.

@@ -6,7 +6,7 @@
 //! - [`render`]: `tree`, `list`, `item` replies; [`search`]: matching and its reply.
 //!
 //! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; the same
-//! replies against a real CopyQ are in tests/read.rs.
+//! replies against a real CopyQ are in tests/copyq/read.rs.
 
 #[cfg(test)]
 mod coverage_tests;

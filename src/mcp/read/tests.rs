@@ -1,6 +1,6 @@
 //! `mcp_read` over the in-memory backend: every mode and scope, search paging and field choice,
 //! and the errors, with the replies the reference fixes (the same data and expectations as
-//! tests/read.rs, which runs them against a real CopyQ). A place to start from for a bug in the
+//! tests/copyq/read.rs, which runs them against a real CopyQ). A place to start from for a bug in the
 //! read path, without CopyQ.
 
 use serde_json::{Value, json};
@@ -12,7 +12,7 @@ use crate::mcp::Tools;
 const LONG: &str = "Long: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 const SPECIAL: &str = "pipe | and \"quotes\" \\ backslash 😀";
 
-/// The tabs of these tests (and of tests/read.rs), by CopyQ name.
+/// The tabs of these tests (and of tests/copyq/read.rs), by CopyQ name.
 pub(super) fn data() -> Vec<(String, Vec<Item>)> {
     let mut info = vec![
         Item::new(

@@ -2,12 +2,16 @@
 //! against each, with both backends): formats CopyQ keeps in files, tab creation, and CopyQ's
 //! name matching that ignores `&`. Each test works in tabs of its own.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::*;
 use serde_json::json;
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 /// Text over CopyQ's `item_data_threshold` (1 KiB): from 8.0 kept in a file, and sent over the
 /// socket as a `DataFile` path instead of the content.

@@ -1,15 +1,19 @@
 //! The `copyq-mcp` binary as a user runs it: `token issue`, `serve` with flags and environment
 //! overrides, logs that never carry tokens or clipboard content, graceful SIGTERM, config errors.
 
-mod support;
-
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use serde_json::json;
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
 

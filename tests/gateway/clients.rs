@@ -2,14 +2,18 @@
 //! TypeScript SDK, and the MCP conformance suite. `tests/clients/install.sh` installs them (pinned
 //! versions) into target/clients; it is idempotent and fast when they are already there.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

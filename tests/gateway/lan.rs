@@ -2,12 +2,16 @@
 //! a veth pair, reaches the gateway bound on the LAN side over HTTPS, pinning its self-signed
 //! certificate. Needs root and iproute2 (tests/run.sh installs it), as CI has.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::*;
 use serde_json::Value;
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 /// The namespace and link, removed when dropped.
 struct Lan {

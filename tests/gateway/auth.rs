@@ -2,16 +2,20 @@
 //! is the same bare 401, a read token never sees or runs `mcp_write`, and both session-less and
 //! session clients are served.
 
-mod support;
-
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::support::*;
 use copyq_mcp::auth::{Role, TokenService, load_or_create_key};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 fn now() -> u64 {
     SystemTime::now()

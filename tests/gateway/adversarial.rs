@@ -3,14 +3,18 @@
 //! gateway answers each with a 4xx, a 401 or a tool error, never a 5xx or a dropped connection,
 //! keeps serving afterwards, and a refused write changes nothing in CopyQ.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::Once;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 const JSON: &str = "application/json";
 const ACCEPT: &str = "application/json, text/event-stream";

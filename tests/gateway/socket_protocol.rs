@@ -22,7 +22,7 @@ const V6: MapListType = MapListType::QVector;
 
 static COPYQ: OnceLock<PrivateCopyq> = OnceLock::new();
 
-/// One private CopyQ shared by the tests of this binary; each test uses its own tabs.
+/// One private CopyQ shared by the tests of this suite; each test uses its own tabs.
 fn copyq() -> &'static PrivateCopyq {
     COPYQ.get_or_init(|| PrivateCopyq::start().expect("private CopyQ"))
 }

@@ -1,13 +1,17 @@
 //! Faults the gateway must survive: a hanging CopyQ, an unusable data dir, a locked database, and
 //! a crash of the gateway itself under a stream of writes, which loses no acknowledged write.
 
-mod support;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hanging_copyq_fails_calls_fast_and_service_resumes() {

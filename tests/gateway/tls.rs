@@ -1,14 +1,18 @@
 //! Built-in HTTPS: a client that pins the self-signed certificate's key reaches the gateway, a
 //! changed certificate is picked up without a restart, and plain HTTP on a LAN address is refused.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use copyq_mcp::app::{Application, StartError};
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
 

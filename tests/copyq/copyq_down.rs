@@ -1,12 +1,10 @@
 //! CopyQ stopped, killed and restarted under a running gateway: calls fail fast with COPYQ_ERROR,
 //! `/healthz` says so, and service resumes by itself once CopyQ is back.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 async fn health_now(gw: &Gateway) -> (u16, Value) {
     let res = reqwest::get(format!("{}/healthz", gw.base))

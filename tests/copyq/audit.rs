@@ -2,12 +2,16 @@
 //! new content), refused writes are not, and a delete, overwrite or tab deletion can be undone with
 //! one command.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::*;
 use serde_json::json;
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
 

@@ -1,14 +1,18 @@
 //! `mcp_read` against a real CopyQ through a real MCP client: every mode and scope, replies
-//! asserted byte for byte where the reference fixes them. Nothing in this binary writes, so the
+//! asserted byte for byte where the reference fixes them. Nothing in this suite writes (and it has a CopyQ of its own), so the
 //! seeded data below is exactly what every test sees.
-
-mod support;
 
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use serde_json::json;
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 const LONG: &str = "Long: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 const SPECIAL: &str = "pipe | and \"quotes\" \\ backslash 😀";

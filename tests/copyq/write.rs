@@ -2,10 +2,14 @@
 //! mode and intent, the reference's replies byte for byte, and every error code. Each test works in
 //! tabs of its own, so the tests can share one CopyQ.
 
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 async fn setup() -> (Gateway, Client) {
     let gw = gateway(copyq()).await;

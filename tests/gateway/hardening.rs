@@ -1,10 +1,14 @@
 //! Exposure beyond loopback: foreign Origins are refused on every route, each token has its own rate
 //! limit (one busy client cannot starve another), and oversized bodies are refused.
 
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
+
+/// This suite's own private CopyQ, started on first use.
+fn copyq() -> &'static PrivateCopyq {
+    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
+    private_copyq(&COPYQ)
+}
 
 fn list() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})

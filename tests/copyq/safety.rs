@@ -3,12 +3,10 @@
 //! write survives a SIGKILL of CopyQ one second later, and odd text round-trips byte for byte.
 //! Each test has its own CopyQ: some change its global options or kill it.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 async fn w(c: &Client, args: Value) -> String {
     ok(c, "mcp_write", args).await

@@ -1,0 +1,15 @@
+//! The gateway's HTTP surface and its binary: tokens and roles, hardening limits, LAN and TLS
+//! serving, adversarial inputs, the `copyq-mcp` commands, third-party MCP clients, and the native
+//! socket protocol. Each suite that needs CopyQ starts its own.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod adversarial;
+mod auth;
+mod binary;
+mod clients;
+mod hardening;
+mod lan;
+mod socket_protocol;
+mod tls;
