@@ -76,23 +76,8 @@ impl ReadQuery {
         let mode = a.required_str("mode")?;
         a.set_mode(mode);
         a.reject_unknown(KNOWN)?;
-        let scope = match a.str("scope")? {
-            None => Scope::Mcp,
-            Some(s) => Scope::parse(s).ok_or_else(|| {
-                ToolError::InvalidParam(format!(
-                    "Parameter 'scope' must be one of: mcp, all, external (got '{}')",
-                    s.escape_debug()
-                ))
-            })?,
-        };
-        let versions = a.bool("with_version", false)?;
-        let show = Show {
-            text: a.bool("include_text", true)?,
-            tags: a.bool("include_tags", true)?,
-            note: a.bool("include_note", false)?,
-            // Versions are for addressing items in writes: shown by list and item only.
-            version: versions && matches!(mode, "list" | "item"),
-        };
+        let scope = scope_of(&a)?;
+        let show = show_of(&a, mode)?;
         let skip = a.bounded("skip", 0, 0, i64::MAX)?;
         Ok(match mode {
             "tree" => Self::Tree {
@@ -117,28 +102,7 @@ impl ReadQuery {
             "search" => {
                 let query = a.required_str("query")?.to_owned();
                 let search_in =
-                    match a.choice("search_in", &["text", "note", "tags", "all"], "all")? {
-                        "text" => SearchIn {
-                            text: true,
-                            note: false,
-                            tags: false,
-                        },
-                        "note" => SearchIn {
-                            text: false,
-                            note: true,
-                            tags: false,
-                        },
-                        "tags" => SearchIn {
-                            text: false,
-                            note: false,
-                            tags: true,
-                        },
-                        _ => SearchIn {
-                            text: true,
-                            note: true,
-                            tags: true,
-                        },
-                    };
+                    SearchIn::of(a.choice("search_in", &["text", "note", "tags", "all"], "all")?);
                 Self::Search {
                     pattern: compile(&query)?,
                     query,
@@ -166,6 +130,42 @@ impl ReadQuery {
             Self::Item { .. } => 1,
         }
     }
+}
+
+impl SearchIn {
+    /// `text`, `note`, `tags`, or (anything else) all three.
+    fn of(choice: &str) -> Self {
+        let all = !matches!(choice, "text" | "note" | "tags");
+        Self {
+            text: all || choice == "text",
+            note: all || choice == "note",
+            tags: all || choice == "tags",
+        }
+    }
+}
+
+fn scope_of(a: &Args<'_>) -> Result<Scope, ToolError> {
+    match a.str("scope")? {
+        None => Ok(Scope::Mcp),
+        Some(s) => Scope::parse(s).ok_or_else(|| {
+            ToolError::InvalidParam(format!(
+                "Parameter 'scope' must be one of: mcp, all, external (got '{}')",
+                s.escape_debug()
+            ))
+        }),
+    }
+}
+
+/// Which fields a reply shows. Versions are for addressing items in writes: shown by `list` and
+/// `item` only.
+fn show_of(a: &Args<'_>, mode: &str) -> Result<Show, ToolError> {
+    let versions = a.bool("with_version", false)?;
+    Ok(Show {
+        text: a.bool("include_text", true)?,
+        tags: a.bool("include_tags", true)?,
+        note: a.bool("include_note", false)?,
+        version: versions && matches!(mode, "list" | "item"),
+    })
 }
 
 fn compile(query: &str) -> Result<Regex, ToolError> {
