@@ -742,7 +742,15 @@ async fn owner_revokes_a_client_and_state_survives_restart() {
     let settings = gw.settings.clone();
     let addr = gw.base.trim_start_matches("http://").to_owned();
     drop(gw);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The stopped gateway lets go of its port: wait for that, not for a guessed time.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpListener::bind(&addr).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "port {addr} still held after 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let gw = gateway_with(copyq(), |s| {
         *s = settings;
         s.server.bind = addr.parse().expect("addr");
