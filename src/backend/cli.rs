@@ -263,12 +263,13 @@ impl CliBackend {
             .map_err(|_| BackendError::Timeout(self.config.timeout))?
             .map_err(|_| BackendError::Failed("backend closed".into()))?;
         let left = self.config.timeout.saturating_sub(started.elapsed());
-        let mut child = self.command().spawn().map_err(|e| {
-            BackendError::Failed(format!(
-                "cannot run '{}': {e}",
-                self.config.command.display()
-            ))
-        })?;
+        let mut child = self
+            .command()
+            .spawn()
+            .map_err(|e| BackendError::NotRunnable {
+                command: self.config.command.display().to_string(),
+                reason: e.to_string(),
+            })?;
         let run = async {
             if let Some(mut stdin) = child.stdin.take() {
                 stdin.write_all(&input).await?;

@@ -111,7 +111,13 @@ pub enum BackendError {
         "CopyQ's socket speaks a protocol this gateway does not know ({0}); use copyq.backend = \"cli\""
     )]
     Unsupported(String),
-    /// CopyQ answered, but with an error or something unexpected.
+    /// The `copyq` command could not be started (the CLI backend): the gateway's own words, with
+    /// the system's reason.
+    #[error("CopyQ failed: cannot run '{command}': {reason}")]
+    NotRunnable { command: String, reason: String },
+    /// CopyQ answered, but with an error or something unexpected. The text is CopyQ's own (its
+    /// stderr, a script exception, a reply the decoder refused): it goes to the log, never to a
+    /// client (see `ToolError`'s `From<BackendError>`).
     #[error("CopyQ failed: {0}")]
     Failed(String),
 }
