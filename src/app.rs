@@ -91,14 +91,6 @@ pub async fn backend(settings: &Settings) -> Backend {
     auto
 }
 
-/// CopyQ's options file, beside its socket: `<settings>/copyq[-session]/copyq[-session].ini`.
-fn copyq_options_file(settings: &Settings) -> Option<PathBuf> {
-    let socket = settings.copyq_socket().ok()?;
-    let dir = socket.parent()?;
-    let name = dir.file_name()?.to_str()?;
-    Some(dir.join(format!("{name}.ini")))
-}
-
 fn cli_backend(settings: &Settings) -> CliBackend {
     let c = &settings.copyq;
     let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
@@ -238,11 +230,7 @@ impl Application {
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
-        let tools = Arc::new(
-            Tools::new(backend, roots)
-                .with_audit(store.clone())
-                .with_options_file(copyq_options_file(settings)),
-        );
+        let tools = Arc::new(Tools::new(backend, roots).with_audit(store.clone()));
         let shutdown = CancellationToken::new();
         auth.flush_last_use(shutdown.child_token());
         let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);

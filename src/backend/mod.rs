@@ -7,6 +7,7 @@ mod item;
 mod memory;
 pub mod names;
 mod native;
+mod options;
 pub mod protocol;
 pub mod socket;
 
@@ -44,8 +45,6 @@ pub struct ReadRequest {
     pub limit: Option<usize>,
     /// Cut text and notes to this many UTF-16 units (enough for a preview); `None` keeps them whole.
     pub preview: Option<usize>,
-    /// Also read CopyQ's `maxitems` (costs CopyQ ~25 ms: only for writes that add items).
-    pub limits: bool,
 }
 
 /// The rows read from one tab, in CopyQ's tab order.
@@ -58,12 +57,11 @@ pub struct TabPage {
     pub items: Vec<Item>,
 }
 
-/// What a read returns: the pages, CopyQ's per-tab item limit (`maxitems`) when asked for, and the
-/// names of all tabs (to see which tab CopyQ would take for a missing one, see [`names`]).
+/// What a read returns: the pages, and the names of all tabs (to see which tab CopyQ would take for
+/// a missing one, see [`names`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     pub pages: Vec<TabPage>,
-    pub max_items: Option<usize>,
     pub all_tabs: Vec<String>,
 }
 
@@ -175,6 +173,17 @@ macro_rules! dispatch {
 impl Backend {
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         dispatch!(self, read(request))
+    }
+
+    /// A read, and CopyQ's `maxitems` (the most items CopyQ keeps in a tab: past it, CopyQ drops
+    /// the oldest), which a write that adds an item needs. The limit is cached while CopyQ's
+    /// options file is unchanged (see [`options`]); when CopyQ must be asked, it is asked with the
+    /// read (the CLI: in the same `copyq` process).
+    pub async fn read_with_max_items(
+        &self,
+        request: &ReadRequest,
+    ) -> Result<(Snapshot, usize), BackendError> {
+        dispatch!(self, read_with_max_items(request))
     }
 
     /// Insert `item` at row 0 of `tab`, creating the tab if missing; refused when the tab holds

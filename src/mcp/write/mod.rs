@@ -191,7 +191,6 @@ async fn misdirected(tools: &Tools, e: ToolError) -> ToolError {
         skip: 0,
         limit: Some(0),
         preview: None,
-        limits: false,
     };
     let landed = match tools.backend.read(&all).await {
         Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs).map(str::to_owned),
@@ -302,7 +301,6 @@ mod tests {
             skip: 0,
             limit: None,
             preview: None,
-            limits: false,
         };
         mem.read(&req)
             .unwrap()
