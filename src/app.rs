@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{AuthState, TokenService, load_or_create_key};
 use crate::backend::{AutoBackend, Backend, CliBackend, CliConfig, SocketBackend, SocketConfig};
 use crate::clipboard::Roots;
-use crate::config::Settings;
+use crate::config::{BackendKind, Settings};
 use crate::mcp::Tools;
 use crate::oauth::cimd::FetchOptions;
 use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
@@ -65,8 +65,8 @@ pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
 /// when CopyQ's socket speaks a layout this gateway does not know, decided again on every new
 /// connection (see [`crate::backend::AutoBackend`]).
 pub async fn backend(settings: &Settings) -> Backend {
-    let mode = settings.copyq.backend.as_str();
-    if mode == "cli" {
+    let mode = settings.copyq.backend;
+    if mode == BackendKind::Cli {
         return Backend::Cli(cli_backend(settings));
     }
     let path = match settings.copyq_socket() {
@@ -80,7 +80,7 @@ pub async fn backend(settings: &Settings) -> Backend {
         path,
         timeout: settings.copyq_timeout(),
     });
-    if mode == "socket" {
+    if mode == BackendKind::Socket {
         return Backend::Socket(socket);
     }
     let auto = Backend::Auto(AutoBackend::new(socket, cli_backend(settings)));
@@ -155,8 +155,8 @@ fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthConfig {
     let o = &settings.oauth;
     OAuthConfig {
         base: public.clone(),
-        access_ttl: settings.access_token_ttl(),
-        refresh_ttl: settings.refresh_token_ttl(),
+        access_ttl: o.access_token_ttl,
+        refresh_ttl: o.refresh_token_ttl,
         redirects: RedirectPolicy::new(o.redirect_origins.clone()),
         max_clients: o.max_clients,
         registrations_per_hour: o.registrations_per_hour,
@@ -253,8 +253,8 @@ impl Application {
         });
         prune_hourly(
             store.clone(),
-            settings.audit_keep(),
-            settings.refresh_token_ttl(),
+            settings.audit.keep,
+            settings.oauth.refresh_token_ttl,
             shutdown.child_token(),
         );
         let tls = tls.map(|(config, files)| {
