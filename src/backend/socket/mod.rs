@@ -46,7 +46,7 @@ use thiserror::Error;
 pub use client::{Client, Options};
 pub use decode::DecodeError;
 pub use encode::EncodeError;
-pub use path::{PathError, SocketEnv};
+pub use path::{SocketEnv, SocketPathError};
 pub use probe::{Detected, Layout};
 pub use value::{Call, Dialect, Map, MapListType, Qt, Value};
 
