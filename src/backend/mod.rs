@@ -5,7 +5,7 @@ mod auto;
 mod cli;
 mod item;
 mod memory;
-pub mod names;
+pub(crate) mod names;
 mod native;
 mod options;
 pub mod protocol;
@@ -18,7 +18,8 @@ use thiserror::Error;
 
 pub use auto::AutoBackend;
 pub use cli::{CliBackend, CliConfig};
-pub use item::{Item, join_tags, split_tags};
+pub use item::Item;
+pub(crate) use item::split_tags;
 pub use memory::MemoryBackend;
 pub use native::{SocketBackend, SocketConfig};
 

@@ -5,8 +5,6 @@ mod path;
 mod preview;
 mod version;
 
-pub use path::{
-    MCP_PREFIX, PathError, Roots, Scope, TabRef, display_name, is_mcp_tab, mcp_depth, tab_depth,
-};
+pub use path::{MCP_PREFIX, PathError, Roots, Scope, TabRef, tab_depth};
 pub use preview::{PREVIEW_CHARS, flatten, preview};
 pub use version::version;

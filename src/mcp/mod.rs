@@ -11,7 +11,6 @@ mod server;
 mod validate;
 mod write;
 
-pub use catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
 pub use error::ToolError;
 pub use server::CopyqMcp;
 

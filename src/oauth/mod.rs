@@ -5,7 +5,7 @@
 //! are the same role JWTs as the CLI issues, bound to the resource URL and to the grant.
 
 mod authorize;
-pub mod cimd;
+pub(crate) mod cimd;
 mod consent;
 mod metadata;
 pub mod passphrase;

@@ -26,10 +26,10 @@
 
 pub mod client;
 mod conn;
-pub mod decode;
-pub mod dialect;
-pub mod encode;
-pub mod frame;
+pub(crate) mod decode;
+pub(crate) mod dialect;
+pub(crate) mod encode;
+pub(crate) mod frame;
 pub mod path;
 pub mod probe;
 pub mod slots;
