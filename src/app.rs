@@ -184,7 +184,10 @@ impl Application {
         Self::with_backend(settings, backend(settings).await).await
     }
 
-    pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
+    pub(crate) async fn with_backend(
+        settings: &Settings,
+        backend: Backend,
+    ) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
         let addr = settings.server.bind;
         let tls = tls_for(settings).await?;
@@ -279,7 +282,7 @@ impl Application {
     }
 
     /// The MCP endpoint's URL, as clients reach it.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 

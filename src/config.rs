@@ -178,7 +178,7 @@ pub struct LogSettings {
 
 /// Flags that override every other layer.
 #[derive(Debug, Clone, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     pub bind: Option<SocketAddr>,
     pub data_dir: Option<PathBuf>,
 }
@@ -194,7 +194,10 @@ impl Settings {
     }
 
     /// Every layer, as the binary loads them.
-    pub fn load(user_file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+    pub(crate) fn load(
+        user_file: Option<&Path>,
+        overrides: &Overrides,
+    ) -> Result<Self, ConfigError> {
         Self::load_with_env(user_file, overrides, None)
     }
 
@@ -369,7 +372,7 @@ impl Settings {
     }
 
     /// Where CopyQ's local socket is: configured, or computed like the `copyq` client does.
-    pub fn copyq_socket(&self) -> Result<PathBuf, String> {
+    pub(crate) fn copyq_socket(&self) -> Result<PathBuf, String> {
         if !self.copyq.socket.is_empty() {
             return Ok(PathBuf::from(&self.copyq.socket));
         }
@@ -383,7 +386,7 @@ impl Settings {
         env.socket_path().map_err(|e| e.to_string())
     }
 
-    pub fn copyq_timeout(&self) -> Duration {
+    pub(crate) fn copyq_timeout(&self) -> Duration {
         Duration::from_millis(self.copyq.timeout_ms)
     }
 }

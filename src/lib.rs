@@ -7,8 +7,9 @@
 //! - [`mcp`] is the MCP handler: it filters tools by role, parses arguments into typed queries and
 //!   formats the pipe-separated replies of `mcp_read`, `mcp_write` and `mcp_validate`;
 //! - [`clipboard`] holds the pure rules: tab paths, scopes, which tabs are writable, previews;
-//! - [`backend`] reaches CopyQ, one round trip per operation (the `copyq` CLI, or in memory for
-//!   unit tests).
+//! - [`backend`] reaches CopyQ (its local socket natively, the `copyq` CLI, or in memory for unit
+//!   tests, as `copyq.backend` says) and keeps what only CopyQ knows, such as its `maxitems`,
+//!   cached while CopyQ's options file is unchanged.
 //!
 //! Beside them: [`oauth`] is the authorization server for connectors (discovery, registration
 //! and client-ID metadata documents, the consent page, tokens), over [`store`] (SQLite: clients,
@@ -20,8 +21,14 @@
 //! command line, [`owner`] the owner's commands (tokens, clients, audit), [`tls`] the built-in
 //! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
 //! tests and [`demo`].
+//!
+//! What the binary (`src/main.rs`), the integration tests and the benchmarks use is `pub`; the
+//! rest is `pub(crate)`, so the compiler reports what nothing uses.
 
 #![forbid(unsafe_code)]
+// The crate's documentation is for whoever works on it (`cargo doc --document-private-items`):
+// links to crate-private modules, like the map above, are meant.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod app;
 pub mod auth;
