@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{AuthState, TokenService, load_or_create_key};
 use crate::backend::{AutoBackend, Backend, CliBackend, CliConfig, SocketBackend, SocketConfig};
 use crate::clipboard::Roots;
-use crate::config::Settings;
+use crate::config::{BackendKind, Settings};
 use crate::mcp::Tools;
 use crate::oauth::cimd::FetchOptions;
 use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
@@ -65,8 +65,8 @@ pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
 /// when CopyQ's socket speaks a layout this gateway does not know, decided again on every new
 /// connection (see [`crate::backend::AutoBackend`]).
 pub async fn backend(settings: &Settings) -> Backend {
-    let mode = settings.copyq.backend.as_str();
-    if mode == "cli" {
+    let mode = settings.copyq.backend;
+    if mode == BackendKind::Cli {
         return Backend::Cli(cli_backend(settings));
     }
     let path = match settings.copyq_socket() {
@@ -80,7 +80,7 @@ pub async fn backend(settings: &Settings) -> Backend {
         path,
         timeout: settings.copyq_timeout(),
     });
-    if mode == "socket" {
+    if mode == BackendKind::Socket {
         return Backend::Socket(socket);
     }
     let auto = Backend::Auto(AutoBackend::new(socket, cli_backend(settings)));
@@ -89,14 +89,6 @@ pub async fn backend(settings: &Settings) -> Backend {
         tracing::info!("CopyQ is not reachable yet; its socket will be used once it is");
     }
     auto
-}
-
-/// CopyQ's options file, beside its socket: `<settings>/copyq[-session]/copyq[-session].ini`.
-fn copyq_options_file(settings: &Settings) -> Option<PathBuf> {
-    let socket = settings.copyq_socket().ok()?;
-    let dir = socket.parent()?;
-    let name = dir.file_name()?.to_str()?;
-    Some(dir.join(format!("{name}.ini")))
 }
 
 fn cli_backend(settings: &Settings) -> CliBackend {
@@ -163,8 +155,8 @@ fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthConfig {
     let o = &settings.oauth;
     OAuthConfig {
         base: public.clone(),
-        access_ttl: settings.access_token_ttl(),
-        refresh_ttl: settings.refresh_token_ttl(),
+        access_ttl: o.access_token_ttl,
+        refresh_ttl: o.refresh_token_ttl,
         redirects: RedirectPolicy::new(o.redirect_origins.clone()),
         max_clients: o.max_clients,
         registrations_per_hour: o.registrations_per_hour,
@@ -192,7 +184,10 @@ impl Application {
         Self::with_backend(settings, backend(settings).await).await
     }
 
-    pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
+    pub(crate) async fn with_backend(
+        settings: &Settings,
+        backend: Backend,
+    ) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
         let addr = settings.server.bind;
         let tls = tls_for(settings).await?;
@@ -238,11 +233,7 @@ impl Application {
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
-        let tools = Arc::new(
-            Tools::new(backend, roots)
-                .with_audit(store.clone())
-                .with_options_file(copyq_options_file(settings)),
-        );
+        let tools = Arc::new(Tools::new(backend, roots).with_audit(store.clone()));
         let shutdown = CancellationToken::new();
         auth.flush_last_use(shutdown.child_token());
         let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);
@@ -265,8 +256,8 @@ impl Application {
         });
         prune_hourly(
             store.clone(),
-            settings.audit_keep(),
-            settings.refresh_token_ttl(),
+            settings.audit.keep,
+            settings.oauth.refresh_token_ttl,
             shutdown.child_token(),
         );
         let tls = tls.map(|(config, files)| {
@@ -291,7 +282,7 @@ impl Application {
     }
 
     /// The MCP endpoint's URL, as clients reach it.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 

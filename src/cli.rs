@@ -312,7 +312,7 @@ async fn serve(settings: Settings) -> Result<(), String> {
 
 /// Cancel `token` on SIGINT or SIGTERM, for a graceful stop. The handlers are in place when this
 /// returns, so a signal sent as soon as the listening line is out is not the default (a kill).
-pub fn stop_on_signal(token: tokio_util::sync::CancellationToken) {
+pub(crate) fn stop_on_signal(token: tokio_util::sync::CancellationToken) {
     use tokio::signal::unix::{SignalKind, signal};
     let term = signal(SignalKind::terminate());
     let int = signal(SignalKind::interrupt());

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use config::{Config, Environment, File, FileFormat};
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 
 use crate::auth::Secret;
 
@@ -40,7 +41,9 @@ pub struct Settings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditSettings {
-    pub keep: String,
+    /// How long audit entries are kept; `None` ("forever", or empty): for ever.
+    #[serde(deserialize_with = "keep")]
+    pub keep: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -80,8 +83,10 @@ pub struct LimitSettings {
 #[serde(deny_unknown_fields)]
 pub struct OAuthSettings {
     pub enabled: bool,
-    pub access_token_ttl: String,
-    pub refresh_token_ttl: String,
+    #[serde(deserialize_with = "ttl")]
+    pub access_token_ttl: Duration,
+    #[serde(deserialize_with = "ttl")]
+    pub refresh_token_ttl: Duration,
     pub redirect_origins: Vec<String>,
     pub max_clients: usize,
     pub registrations_per_hour: u32,
@@ -102,12 +107,60 @@ pub struct AuthSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CopyqSettings {
-    pub backend: String,
+    pub backend: BackendKind,
     pub socket: String,
     pub command: String,
     pub session: String,
     pub settings_path: String,
     pub timeout_ms: u64,
+}
+
+/// `copyq.backend`: how the gateway reaches CopyQ (see [`crate::app::backend`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The socket whenever it can serve, else the CLI, decided per connection.
+    Auto,
+    /// CopyQ's local socket only.
+    Socket,
+    /// The `copyq` command line only.
+    Cli,
+}
+
+impl BackendKind {
+    /// `auto`, `socket` or `cli`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Self::Auto),
+            "socket" => Some(Self::Socket),
+            "cli" => Some(Self::Cli),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BackendKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Self::parse(&s).ok_or_else(|| D::Error::custom("must be auto, socket or cli"))
+    }
+}
+
+/// A lifetime such as `15m`, `1h` or `30d`, parsed once, at load.
+fn ttl<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = String::deserialize(d)?;
+    crate::auth::parse_ttl(&s)
+        .map_err(|_| D::Error::custom("not a duration such as 15m, 1h or 30d"))
+}
+
+/// `audit.keep`: a duration, or "forever" (or empty) for `None`.
+fn keep<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let s = String::deserialize(d)?;
+    match s.as_str() {
+        "" | "forever" => Ok(None),
+        _ => crate::auth::parse_ttl(&s)
+            .map(Some)
+            .map_err(|_| D::Error::custom("not a duration such as 90d, or \"forever\"")),
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,7 +178,7 @@ pub struct LogSettings {
 
 /// Flags that override every other layer.
 #[derive(Debug, Clone, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     pub bind: Option<SocketAddr>,
     pub data_dir: Option<PathBuf>,
 }
@@ -141,7 +194,10 @@ impl Settings {
     }
 
     /// Every layer, as the binary loads them.
-    pub fn load(user_file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+    pub(crate) fn load(
+        user_file: Option<&Path>,
+        overrides: &Overrides,
+    ) -> Result<Self, ConfigError> {
         Self::load_with_env(user_file, overrides, None)
     }
 
@@ -217,9 +273,6 @@ impl Settings {
                 "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections and max_connections_per_address must be > 0",
             );
         }
-        if !matches!(self.copyq.backend.as_str(), "auto" | "socket" | "cli") {
-            return bad("copyq.backend", "must be auto, socket or cli");
-        }
         if self.copyq.command.is_empty() {
             return bad("copyq.command", "must not be empty");
         }
@@ -248,19 +301,6 @@ impl Settings {
                 "clipboard.nested_roots",
                 &format!("'{n}' is not one of clipboard.roots"),
             );
-        }
-        if !matches!(self.audit.keep.as_str(), "" | "forever")
-            && humantime::parse_duration(&self.audit.keep).is_err()
-        {
-            return bad("audit.keep", "not a duration such as 90d, or \"forever\"");
-        }
-        for (key, value) in [
-            ("oauth.access_token_ttl", &self.oauth.access_token_ttl),
-            ("oauth.refresh_token_ttl", &self.oauth.refresh_token_ttl),
-        ] {
-            if humantime::parse_duration(value).is_err() {
-                return bad(key, "not a duration such as 15m, 1h or 30d");
-            }
         }
         if !self.server.public_url.is_empty() {
             match url::Url::parse(&self.server.public_url) {
@@ -331,22 +371,8 @@ impl Settings {
         format!("{scheme}://{addr}")
     }
 
-    /// How long audit entries are kept; `None`: for ever.
-    pub fn audit_keep(&self) -> Option<Duration> {
-        humantime::parse_duration(&self.audit.keep).ok()
-    }
-
-    pub fn access_token_ttl(&self) -> Duration {
-        humantime::parse_duration(&self.oauth.access_token_ttl).unwrap_or(Duration::from_secs(3600))
-    }
-
-    pub fn refresh_token_ttl(&self) -> Duration {
-        humantime::parse_duration(&self.oauth.refresh_token_ttl)
-            .unwrap_or(Duration::from_secs(30 * 86400))
-    }
-
     /// Where CopyQ's local socket is: configured, or computed like the `copyq` client does.
-    pub fn copyq_socket(&self) -> Result<PathBuf, String> {
+    pub(crate) fn copyq_socket(&self) -> Result<PathBuf, String> {
         if !self.copyq.socket.is_empty() {
             return Ok(PathBuf::from(&self.copyq.socket));
         }
@@ -360,7 +386,7 @@ impl Settings {
         env.socket_path().map_err(|e| e.to_string())
     }
 
-    pub fn copyq_timeout(&self) -> Duration {
+    pub(crate) fn copyq_timeout(&self) -> Duration {
         Duration::from_millis(self.copyq.timeout_ms)
     }
 }
@@ -409,6 +435,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("clipboard.nested_roots"), "{e}");
+    }
+
+    /// Durations and the backend are parsed once, at load: a bad one fails there, naming its key.
+    #[test]
+    fn durations_and_the_backend_fail_at_load() {
+        for (toml, message) in [
+            (
+                "[oauth]\naccess_token_ttl = \"soon\"",
+                "configuration: not a duration such as 15m, 1h or 30d for key `oauth.access_token_ttl`",
+            ),
+            (
+                "[oauth]\nrefresh_token_ttl = \"1 fortnight\"",
+                "configuration: not a duration such as 15m, 1h or 30d for key `oauth.refresh_token_ttl`",
+            ),
+            (
+                "[audit]\nkeep = \"always\"",
+                "configuration: not a duration such as 90d, or \"forever\" for key `audit.keep`",
+            ),
+            (
+                "[copyq]\nbackend = \"pipe\"",
+                "configuration: must be auto, socket or cli for key `copyq.backend`",
+            ),
+        ] {
+            let e = from_toml(toml).unwrap_err().to_string();
+            assert_eq!(e, message);
+        }
+        let s = from_toml(
+            "[oauth]\naccess_token_ttl = \"15m\"\nrefresh_token_ttl = \"7d\"\n[audit]\nkeep = \"forever\"\n[copyq]\nbackend = \"cli\"",
+        )
+        .unwrap();
+        assert_eq!(s.oauth.access_token_ttl, Duration::from_secs(900));
+        assert_eq!(s.oauth.refresh_token_ttl, Duration::from_secs(7 * 86400));
+        assert_eq!(s.audit.keep, None);
+        assert_eq!(s.copyq.backend, BackendKind::Cli);
+        let d = Settings::defaults().unwrap();
+        assert_eq!(d.audit.keep, Some(Duration::from_secs(90 * 86400)));
+        assert_eq!(d.copyq.backend, BackendKind::Auto);
     }
 
     /// Every list in the defaults, found by walking them, can be set from the environment.

@@ -8,8 +8,9 @@
 //!   formats the pipe-separated replies of `mcp_read`, `mcp_write` and `mcp_validate`;
 //! - [`clipboard`] holds the pure rules: tab paths, scopes, which tabs are writable, which tabs a
 //!   token covers, previews;
-//! - [`backend`] reaches CopyQ, one round trip per operation (the `copyq` CLI, or in memory for
-//!   unit tests).
+//! - [`backend`] reaches CopyQ (its local socket natively, the `copyq` CLI, or in memory for unit
+//!   tests, as `copyq.backend` says) and keeps what only CopyQ knows, such as its `maxitems`,
+//!   cached while CopyQ's options file is unchanged.
 //!
 //! Beside them: [`oauth`] is the authorization server for connectors (discovery, registration
 //! and client-ID metadata documents, the consent page, tokens), over [`store`] (SQLite: clients,
@@ -21,25 +22,31 @@
 //! command line, [`owner`] the owner's commands (tokens, clients, audit), [`tls`] the built-in
 //! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
 //! tests and [`demo`].
+//!
+//! What the binary (`src/main.rs`), the integration tests and the benchmarks use is `pub`; the
+//! rest is `pub(crate)`, so the compiler reports what nothing uses.
 
 #![forbid(unsafe_code)]
+// The crate's documentation is for whoever works on it (`cargo doc --document-private-items`):
+// links to crate-private modules, like the map above, are meant.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod app;
 pub mod auth;
 pub mod backend;
 pub mod cli;
-pub mod clipboard;
+pub(crate) mod clipboard;
 pub mod config;
-pub mod demo;
-pub mod http;
-pub mod limit;
-pub mod logging;
-pub mod mcp;
+pub(crate) mod demo;
+pub(crate) mod http;
+pub(crate) mod limit;
+pub(crate) mod logging;
+pub(crate) mod mcp;
 pub mod oauth;
-pub mod owner;
-pub mod private;
-pub mod public;
+pub(crate) mod owner;
+pub(crate) mod private;
+pub(crate) mod public;
 pub mod sandbox;
 pub mod store;
-pub mod text;
+pub(crate) mod text;
 pub mod tls;

@@ -275,14 +275,11 @@ pub async fn restore(settings: &Settings, id: i64) -> Result<(), String> {
         skip: 0,
         limit: Some(0),
         preview: None,
-        limits: true,
     };
-    let limit = backend
-        .read(&request)
+    let (_, limit) = backend
+        .read_with_max_items(&request)
         .await
-        .map_err(|e| e.to_string())?
-        .max_items
-        .unwrap_or(200);
+        .map_err(|e| e.to_string())?;
     let mut restored = 0;
     for (tab, items) in &entry.previous {
         if items.is_empty() {

@@ -46,7 +46,7 @@ rm -rf "$2"
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
 /// Names the chroot [`PrivateCopyq::start`] runs CopyQ in, when set (the version matrix).
-pub const CHROOT_ENV: &str = "COPYQ_MCP_TEST_CHROOT";
+pub(crate) const CHROOT_ENV: &str = "COPYQ_MCP_TEST_CHROOT";
 
 /// `PATH` inside a chroot: the host's may name directories the chroot lacks.
 const CHROOT_PATH: &str = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
@@ -292,10 +292,6 @@ impl PrivateCopyq {
         let req = serde_json::json!({ "tab": tab, "items": items });
         self.eval(SEED_SCRIPT, req.to_string().as_bytes())
             .map(|_| ())
-    }
-
-    pub fn is_running(&self) -> bool {
-        self.server.is_some()
     }
 
     /// Start the CopyQ server (its own process group) and wait until it answers.

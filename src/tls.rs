@@ -42,7 +42,7 @@ pub async fn load(files: &TlsFiles) -> std::io::Result<RustlsConfig> {
 
 /// Reload the certificate on SIGHUP or when its files change, until `stop`. A bad new pair is
 /// logged and the current one kept.
-pub fn watch(config: RustlsConfig, files: TlsFiles, stop: CancellationToken) {
+pub(crate) fn watch(config: RustlsConfig, files: TlsFiles, stop: CancellationToken) {
     tokio::spawn(async move {
         let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
         let mut seen = modified(&files);
@@ -86,7 +86,7 @@ pub struct Generated {
 
 /// The machine's names: `localhost`, its host name, loopback and its own addresses (from
 /// `hostname -I`, when that exists).
-pub fn machine_names() -> Vec<String> {
+pub(crate) fn machine_names() -> Vec<String> {
     let mut names = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),

@@ -307,7 +307,7 @@ async fn oauth_gateway(name: &str, documents_ca: Option<PathBuf>) -> Gateway {
     let _ = std::fs::remove_dir_all(&data);
     let dir = data.display().to_string();
     let gw = gateway_with(copyq(), move |s| {
-        s.oauth.access_token_ttl = format!("{ACCESS_TTL_SECS}s");
+        s.oauth.access_token_ttl = std::time::Duration::from_secs(ACCESS_TTL_SECS);
         s.data_dir = dir;
         if let Some(ca) = documents_ca {
             s.oauth.metadata_document_ca_file = ca.display().to_string();

@@ -409,7 +409,7 @@ async fn oauth_gateway() -> (Gateway, tempfile::TempDir) {
     let dir = data.path().display().to_string();
     let gw = gateway_with(copyq(), move |s| {
         s.data_dir = dir;
-        s.oauth.access_token_ttl = ACCESS_TTL.to_owned();
+        s.oauth.access_token_ttl = copyq_mcp::auth::parse_ttl(ACCESS_TTL).expect("ttl");
     })
     .await;
     Store::open(&gw.settings.data_dir())

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -147,10 +147,7 @@ fn bearer(req: &Request) -> Option<&str> {
 }
 
 fn unauthorized(challenge: HeaderValue) -> Response {
-    let mut res = (StatusCode::UNAUTHORIZED, "Unauthorized\n").into_response();
-    res.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, challenge);
-    res
+    HttpError::Unauthorized(challenge).into_response()
 }
 
 pub async fn require_bearer(

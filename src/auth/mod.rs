@@ -7,8 +7,10 @@ mod token;
 
 use serde::{Deserialize, Serialize};
 
-pub use keys::{Secret, inline_key, load_or_create_key};
-pub use middleware::{AuthState, require_bearer};
+pub use crate::clipboard::Coverage;
+pub(crate) use keys::inline_key;
+pub use keys::{Secret, load_or_create_key};
+pub(crate) use middleware::{AuthState, require_bearer};
 pub use token::{AuthError, Epoch, Issued, TokenService, TokenSpec, parse_ttl};
 
 /// What a token may do.

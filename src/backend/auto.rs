@@ -85,6 +85,13 @@ impl AutoBackend {
         routed!(self, read(request))
     }
 
+    pub async fn read_with_max_items(
+        &self,
+        request: &ReadRequest,
+    ) -> Result<(Snapshot, usize), BackendError> {
+        routed!(self, read_with_max_items(request))
+    }
+
     pub async fn insert(
         &self,
         tab: &str,

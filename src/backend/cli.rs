@@ -13,6 +13,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio::sync::Semaphore;
 
+use super::options::MaxItems;
+use super::socket::path::SocketEnv;
 use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
 const SCRIPT: &str = include_str!("copyq.js");
@@ -49,6 +51,8 @@ pub struct CliConfig {
 pub struct CliBackend {
     config: CliConfig,
     slots: Arc<Semaphore>,
+    /// `maxitems`, cached while the options file of the session the client talks to is unchanged.
+    limit: Arc<MaxItems>,
 }
 
 #[derive(Deserialize)]
@@ -124,13 +128,43 @@ struct RawItem {
 impl CliBackend {
     pub fn new(config: CliConfig) -> Self {
         let slots = Arc::new(Semaphore::new(config.max_concurrent.max(1)));
-        Self { config, slots }
+        let file = super::options::of_session(
+            SocketEnv::from_process_env(),
+            config.settings_path.as_deref(),
+            config.session.as_deref(),
+        );
+        let limit = Arc::new(MaxItems::new(file));
+        Self {
+            config,
+            slots,
+            limit,
+        }
     }
 
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
+        Ok(self.read_asking(request, false).await?.0)
+    }
+
+    /// A read, with `maxitems` asked in the same `copyq` process when the cache cannot answer.
+    pub async fn read_with_max_items(
+        &self,
+        request: &ReadRequest,
+    ) -> Result<(Snapshot, usize), BackendError> {
+        self.limit
+            .through(|ask| self.read_asking(request, ask))
+            .await
+    }
+
+    /// A read; with `limits`, CopyQ's `maxitems` too (costs CopyQ ~20 ms).
+    async fn read_asking(
+        &self,
+        request: &ReadRequest,
+        limits: bool,
+    ) -> Result<(Snapshot, Option<usize>), BackendError> {
         let mut body =
             serde_json::to_value(request).map_err(|e| BackendError::Failed(e.to_string()))?;
         body["op"] = json!("read");
+        body["limits"] = json!(limits);
         let reply: ReadReply = self.eval(&body).await?;
         let pages = reply
             .tabs
@@ -149,11 +183,11 @@ impl CliBackend {
                     .collect(),
             })
             .collect();
-        Ok(Snapshot {
+        let snap = Snapshot {
             pages,
-            max_items: reply.max_items,
             all_tabs: reply.all_tabs,
-        })
+        };
+        Ok((snap, reply.max_items))
     }
 
     pub async fn insert(
@@ -263,12 +297,13 @@ impl CliBackend {
             .map_err(|_| BackendError::Timeout(self.config.timeout))?
             .map_err(|_| BackendError::Failed("backend closed".into()))?;
         let left = self.config.timeout.saturating_sub(started.elapsed());
-        let mut child = self.command().spawn().map_err(|e| {
-            BackendError::Failed(format!(
-                "cannot run '{}': {e}",
-                self.config.command.display()
-            ))
-        })?;
+        let mut child = self
+            .command()
+            .spawn()
+            .map_err(|e| BackendError::NotRunnable {
+                command: self.config.command.display().to_string(),
+                reason: e.to_string(),
+            })?;
         let run = async {
             if let Some(mut stdin) = child.stdin.take() {
                 stdin.write_all(&input).await?;

@@ -48,9 +48,15 @@ impl MemoryBackend {
     pub fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
         Ok(Snapshot {
             pages: self.pages(req),
-            max_items: req.limits.then_some(self.max_items),
             all_tabs: self.lock().iter().map(|(n, _)| n.clone()).collect(),
         })
+    }
+
+    pub fn read_with_max_items(
+        &self,
+        req: &ReadRequest,
+    ) -> Result<(Snapshot, usize), BackendError> {
+        Ok((self.read(req)?, self.max_items))
     }
 
     fn pages(&self, req: &ReadRequest) -> Vec<TabPage> {

@@ -5,8 +5,9 @@ mod auto;
 mod cli;
 mod item;
 mod memory;
-pub mod names;
+pub(crate) mod names;
 mod native;
+mod options;
 pub mod protocol;
 pub mod socket;
 
@@ -17,7 +18,8 @@ use thiserror::Error;
 
 pub use auto::AutoBackend;
 pub use cli::{CliBackend, CliConfig};
-pub use item::{Item, join_tags, split_tags};
+pub use item::Item;
+pub(crate) use item::split_tags;
 pub use memory::MemoryBackend;
 pub use native::{SocketBackend, SocketConfig};
 
@@ -44,8 +46,6 @@ pub struct ReadRequest {
     pub limit: Option<usize>,
     /// Cut text and notes to this many UTF-16 units (enough for a preview); `None` keeps them whole.
     pub preview: Option<usize>,
-    /// Also read CopyQ's `maxitems` (costs CopyQ ~25 ms: only for writes that add items).
-    pub limits: bool,
 }
 
 /// The rows read from one tab, in CopyQ's tab order.
@@ -58,12 +58,11 @@ pub struct TabPage {
     pub items: Vec<Item>,
 }
 
-/// What a read returns: the pages, CopyQ's per-tab item limit (`maxitems`) when asked for, and the
-/// names of all tabs (to see which tab CopyQ would take for a missing one, see [`names`]).
+/// What a read returns: the pages, and the names of all tabs (to see which tab CopyQ would take for
+/// a missing one, see [`names`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     pub pages: Vec<TabPage>,
-    pub max_items: Option<usize>,
     pub all_tabs: Vec<String>,
 }
 
@@ -111,7 +110,13 @@ pub enum BackendError {
         "CopyQ's socket speaks a protocol this gateway does not know ({0}); use copyq.backend = \"cli\""
     )]
     Unsupported(String),
-    /// CopyQ answered, but with an error or something unexpected.
+    /// The `copyq` command could not be started (the CLI backend): the gateway's own words, with
+    /// the system's reason.
+    #[error("CopyQ failed: cannot run '{command}': {reason}")]
+    NotRunnable { command: String, reason: String },
+    /// CopyQ answered, but with an error or something unexpected. The text is CopyQ's own (its
+    /// stderr, a script exception, a reply the decoder refused): it goes to the log, never to a
+    /// client (see `ToolError`'s `From<BackendError>`).
     #[error("CopyQ failed: {0}")]
     Failed(String),
 }
@@ -169,6 +174,17 @@ macro_rules! dispatch {
 impl Backend {
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         dispatch!(self, read(request))
+    }
+
+    /// A read, and CopyQ's `maxitems` (the most items CopyQ keeps in a tab: past it, CopyQ drops
+    /// the oldest), which a write that adds an item needs. The limit is cached while CopyQ's
+    /// options file is unchanged (see [`options`]); when CopyQ must be asked, it is asked with the
+    /// read (the CLI: in the same `copyq` process).
+    pub async fn read_with_max_items(
+        &self,
+        request: &ReadRequest,
+    ) -> Result<(Snapshot, usize), BackendError> {
+        dispatch!(self, read_with_max_items(request))
     }
 
     /// Insert `item` at row 0 of `tab`, creating the tab if missing; refused when the tab holds

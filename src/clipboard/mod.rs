@@ -6,9 +6,7 @@ mod path;
 mod preview;
 mod version;
 
-pub use coverage::{Coverage, Tabs};
-pub use path::{
-    MCP_PREFIX, PathError, Roots, Scope, TabRef, display_name, is_mcp_tab, mcp_depth, tab_depth,
-};
+pub use coverage::Coverage;
+pub use path::{MCP_PREFIX, PathError, Roots, Scope, TabRef, tab_depth};
 pub use preview::{PREVIEW_CHARS, flatten, preview};
 pub use version::version;

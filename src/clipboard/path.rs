@@ -38,7 +38,8 @@ impl Scope {
         }
     }
 
-    /// Whether the CopyQ tab `full` belongs to this scope.
+    /// Whether the CopyQ tab `full` belongs to this scope (the property tests' oracle).
+    #[cfg(test)]
     pub fn includes(self, full: &str) -> bool {
         match self {
             Self::Mcp => is_mcp_tab(full),
@@ -95,11 +96,6 @@ pub fn tab_depth(full: &str) -> usize {
     display_name(full).0.split('/').count()
 }
 
-/// Depth of a managed relative path.
-pub fn mcp_depth(rel: &str) -> usize {
-    rel.split('/').count()
-}
-
 /// The managed roots (`info`, `заметки`, `workspace` by default) and which of them may hold sub-tabs.
 #[derive(Debug, Clone)]
 pub struct Roots {
@@ -121,6 +117,7 @@ impl Roots {
         Self { roots, nested }
     }
 
+    #[cfg(test)]
     pub fn names(&self) -> &[String] {
         &self.roots
     }
@@ -359,7 +356,6 @@ mod tests {
         assert!(Scope::External.includes("mcp") && !Scope::External.includes("mcp/x"));
         assert_eq!(tab_depth("mcp/workspace/p1"), 2);
         assert_eq!(tab_depth("a/b/c"), 3);
-        assert_eq!(mcp_depth("info"), 1);
     }
 
     // Property tests: hostile tab arguments never escape the roots, and never panic.

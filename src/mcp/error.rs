@@ -5,6 +5,7 @@ use thiserror::Error;
 
 use crate::backend::BackendError;
 use crate::clipboard::PathError;
+use crate::logging::field;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ToolError {
@@ -53,9 +54,14 @@ pub enum ToolError {
         expected: String,
         found: String,
     },
-    /// `COPYQ_ERROR`: CopyQ is unreachable, slow, or failed.
+    /// `COPYQ_ERROR`: CopyQ is unreachable or slow, or a refusal the gateway words itself.
     #[error("{0}")]
     CopyQ(String),
+    /// `COPYQ_ERROR`: CopyQ failed with a message of its own (stderr, a script exception, a reply
+    /// the decoder refused). The client gets this fixed sentence; the message is in the log under
+    /// `reference`.
+    #[error("CopyQ failed to answer (ref {reference}); the gateway's log has the details")]
+    CopyQInternal { reference: String },
 }
 
 fn missing_message(param: &str, mode: &str) -> String {
@@ -77,7 +83,7 @@ impl ToolError {
             Self::MissingParam { .. } => "MISSING_PARAM",
             Self::MatchNotFound(_) => "MATCH_NOT_FOUND",
             Self::VersionMismatch { .. } => "VERSION_MISMATCH",
-            Self::CopyQ(_) => "COPYQ_ERROR",
+            Self::CopyQ(_) | Self::CopyQInternal { .. } => "COPYQ_ERROR",
         }
     }
 
@@ -97,11 +103,39 @@ impl From<PathError> for ToolError {
     }
 }
 
+/// The one place a backend failure becomes what the client sees. CopyQ's own messages are logged
+/// here, once, bounded and escaped (stderr may echo clipboard contents), under a short reference
+/// the client's sentence carries; the gateway's own sentences reach the client as they are.
 impl From<BackendError> for ToolError {
     fn from(e: BackendError) -> Self {
-        tracing::warn!(error = %e, "copyq call failed");
-        Self::CopyQ(e.to_string())
+        let (what, detail) = match &e {
+            BackendError::Failed(detail) => ("CopyQ failed", detail),
+            BackendError::Unsupported(detail) => (
+                "CopyQ's socket speaks a protocol this gateway does not know; use copyq.backend = \"cli\"",
+                detail,
+            ),
+            _ => {
+                tracing::warn!(error = %field(&e.to_string()), "copyq call failed");
+                return Self::CopyQ(e.to_string());
+            }
+        };
+        let reference = reference();
+        tracing::error!(%reference, detail = %field(detail), "{what}");
+        Self::CopyQInternal { reference }
     }
+}
+
+/// Six hex digits, enough to find one failure in a day's log.
+fn reference() -> String {
+    let mut bytes = [0u8; 3];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: a reference that is merely unlikely to repeat still finds the line.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        bytes.copy_from_slice(&nanos.to_le_bytes()[..3]);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -140,6 +174,95 @@ mod tests {
             )
             .line(),
             "error|PERMISSION_DENIED|Operation 'tab_create' not allowed on 'info/subtab'"
+        );
+    }
+
+    /// What `f` logged, as the gateway's log would show it (no colours).
+    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+        let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        let out = tracing::subscriber::with_default(subscriber, f);
+        let text = String::from_utf8_lossy(&buffer.lock().unwrap()).into_owned();
+        (out, text)
+    }
+
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn copyq_s_own_messages_go_to_the_log_under_a_reference() {
+        let failed = BackendError::Failed(
+            "copyq exited with exit status: 1: ScriptError: x\nFORGED LINE".into(),
+        );
+        let (e, log) = logged(|| ToolError::from(failed));
+        let ToolError::CopyQInternal { reference } = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(reference.len(), 6, "{reference}");
+        assert!(
+            reference.chars().all(|c| c.is_ascii_hexdigit()),
+            "{reference}"
+        );
+        assert_eq!(
+            e.line(),
+            format!(
+                "error|COPYQ_ERROR|CopyQ failed to answer (ref {reference}); the gateway's log has the details"
+            )
+        );
+        assert_eq!(log.lines().count(), 1, "{log}");
+        assert!(log.contains("ERROR"), "{log}");
+        assert!(log.contains(&format!("reference={reference}")), "{log}");
+        assert!(
+            log.contains("detail=copyq exited with exit status: 1: ScriptError: x\\nFORGED LINE"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn a_protocol_the_gateway_does_not_know_is_logged_not_sent() {
+        let (e, log) = logged(|| ToolError::from(BackendError::Unsupported("slot 7".into())));
+        assert!(matches!(e, ToolError::CopyQInternal { .. }), "{e:?}");
+        assert!(!e.line().contains("slot 7"), "{}", e.line());
+        assert!(log.contains("detail=slot 7"), "{log}");
+        assert!(log.contains("use copyq.backend = \"cli\""), "{log}");
+    }
+
+    #[test]
+    fn references_differ_from_call_to_call() {
+        let refs: std::collections::HashSet<String> = (0..20).map(|_| reference()).collect();
+        assert!(refs.len() > 1, "{refs:?}");
+    }
+
+    #[test]
+    fn the_gateway_s_own_sentences_reach_the_client_as_they_are() {
+        let (e, log) = logged(|| ToolError::from(BackendError::Unavailable));
+        assert_eq!(
+            e.line(),
+            "error|COPYQ_ERROR|CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry"
+        );
+        assert!(log.contains("WARN"), "{log}");
+        let (e, _) = logged(|| {
+            ToolError::from(BackendError::NotRunnable {
+                command: "/nonexistent/copyq".into(),
+                reason: "No such file or directory (os error 2)".into(),
+            })
+        });
+        assert_eq!(
+            e.line(),
+            "error|COPYQ_ERROR|CopyQ failed: cannot run '/nonexistent/copyq': No such file or directory (os error 2)"
         );
     }
 

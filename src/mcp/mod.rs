@@ -11,7 +11,6 @@ mod server;
 mod validate;
 mod write;
 
-pub use catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
 pub use error::ToolError;
 pub use server::CopyqMcp;
 
@@ -29,50 +28,6 @@ pub struct Tools {
     pub writes: tokio::sync::RwLock<()>,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
-    /// CopyQ's `maxitems`, cached while CopyQ's options file is unchanged.
-    pub limit: LimitCache,
-}
-
-/// Asking CopyQ for `maxitems` costs ~20 ms (it builds its settings dialog). CopyQ rewrites its
-/// options file (`copyq[-session].ini`) the moment an option changes, so a value read while the
-/// file had a given modification time and size stays true until either changes.
-#[derive(Debug, Default)]
-pub struct LimitCache {
-    options_file: Option<std::path::PathBuf>,
-    cached: std::sync::Mutex<Option<(FileStamp, usize)>>,
-}
-
-type FileStamp = (std::time::SystemTime, u64);
-
-impl LimitCache {
-    pub fn new(options_file: Option<std::path::PathBuf>) -> Self {
-        Self {
-            options_file,
-            cached: std::sync::Mutex::new(None),
-        }
-    }
-
-    /// The file's stamp now, if there is a file to watch.
-    pub fn stamp(&self) -> Option<FileStamp> {
-        let meta = std::fs::metadata(self.options_file.as_ref()?).ok()?;
-        Some((meta.modified().ok()?, meta.len()))
-    }
-
-    /// The cached limit, if the file still has the stamp it had when the limit was read.
-    pub fn get(&self, now: Option<FileStamp>) -> Option<usize> {
-        let cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-        match (*cached, now) {
-            (Some((stamp, limit)), Some(now)) if stamp == now => Some(limit),
-            _ => None,
-        }
-    }
-
-    /// Remember `limit`, read after the file had `stamp`.
-    pub fn put(&self, stamp: Option<FileStamp>, limit: usize) {
-        if let Some(stamp) = stamp {
-            *self.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some((stamp, limit));
-        }
-    }
 }
 
 impl Tools {
@@ -82,13 +37,7 @@ impl Tools {
             roots,
             writes: tokio::sync::RwLock::new(()),
             audit: None,
-            limit: LimitCache::default(),
         }
-    }
-
-    pub fn with_options_file(mut self, file: Option<std::path::PathBuf>) -> Self {
-        self.limit = LimitCache::new(file);
-        self
     }
 
     pub fn with_audit(mut self, store: std::sync::Arc<crate::store::Store>) -> Self {

@@ -5,7 +5,7 @@
 //! are the same role JWTs as the CLI issues, bound to the resource URL and to the grant.
 
 mod authorize;
-pub mod cimd;
+pub(crate) mod cimd;
 mod consent;
 mod metadata;
 pub mod passphrase;
@@ -21,9 +21,9 @@ use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 
-pub use consent::ClientLabel;
+pub(crate) use consent::ClientLabel;
 use consent::Consent;
-pub use redirect::{RedirectPolicy, is_loopback};
+pub(crate) use redirect::{RedirectPolicy, is_loopback};
 
 use crate::auth::TokenService;
 use crate::http::HttpError;
@@ -35,7 +35,7 @@ use crate::store::Store;
 /// An authorization request waiting for the owner's consent (in memory: a restart just means the
 /// owner starts again from the app).
 #[derive(Debug, Clone)]
-pub struct Pending {
+pub(crate) struct Pending {
     pub client_id: String,
     pub client: ClientLabel,
     /// The base URL the client used (the issuer it was shown, the `iss` it gets back).
@@ -55,7 +55,7 @@ const MAX_PENDING: usize = 1024;
 const MAX_PENDING_PER_CLIENT: usize = 4;
 
 #[derive(Debug)]
-pub struct OAuthState {
+pub(crate) struct OAuthState {
     pub store: Arc<Store>,
     pub tokens: Arc<TokenService>,
     /// The issuer for a request: the public base URL, without a trailing slash.
@@ -75,7 +75,7 @@ pub struct OAuthState {
 
 /// The settings an [`OAuthState`] is built from.
 #[derive(Debug, Clone)]
-pub struct OAuthConfig {
+pub(crate) struct OAuthConfig {
     pub base: PublicBase,
     pub access_ttl: Duration,
     pub refresh_ttl: Duration,
@@ -193,7 +193,7 @@ fn error(
     HttpError::oauth(status, code, description)
 }
 
-pub fn router(state: Arc<OAuthState>) -> Router {
+pub(crate) fn router(state: Arc<OAuthState>) -> Router {
     Router::new()
         .route(
             "/.well-known/oauth-protected-resource",

@@ -109,18 +109,18 @@ fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result
     }
 }
 
-pub fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-pub fn secs(d: Duration) -> i64 {
+pub(crate) fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
 }
 
 /// A new random secret: 32 bytes, base64url.
-pub fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 32];
     // getrandom only fails where the OS has no entropy source at all; then nothing is safe to issue.
     if getrandom::fill(&mut bytes).is_err() {
@@ -131,7 +131,7 @@ pub fn random_token() -> String {
 
 /// How secrets (codes, refresh tokens, client secrets) are stored: SHA-256, hex. They are 256-bit
 /// random values, so a fast hash is enough.
-pub fn hash(secret: &str) -> String {
+pub(crate) fn hash(secret: &str) -> String {
     Sha256::digest(secret.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -95,7 +95,10 @@ async fn auto_started_before_copyq_ends_on_the_socket() {
         .seed("mcp/info", &items(&["was here first"]))
         .expect("seed");
     copyq.stop_server();
-    let gw = gateway_with(&copyq, |s| s.copyq.backend = "auto".into()).await;
+    let gw = gateway_with(&copyq, |s| {
+        s.copyq.backend = copyq_mcp::config::BackendKind::Auto
+    })
+    .await;
     {
         let want = (
             503,
@@ -130,7 +133,10 @@ async fn auto_follows_a_copyq_upgrade_to_another_protocol() {
         return;
     };
     let mut copyq = PrivateCopyq::start_in(None).expect("private CopyQ");
-    let gw = gateway_with(&copyq, |s| s.copyq.backend = "auto".into()).await;
+    let gw = gateway_with(&copyq, |s| {
+        s.copyq.backend = copyq_mcp::config::BackendKind::Auto
+    })
+    .await;
     let c = client(&gw.url, &gw.write).await;
     let add = |text: &str| json!({"mode": "add", "tab": "workspace/upgrade", "text": text});
     ok(&c, "mcp_write", add("before")).await;
@@ -158,7 +164,7 @@ async fn auto_follows_a_copyq_upgrade_to_another_protocol() {
 async fn a_missing_copyq_binary_is_a_clear_error() {
     let copyq = PrivateCopyq::start().expect("private CopyQ");
     let gw = gateway_with(&copyq, |s| {
-        s.copyq.backend = "cli".into();
+        s.copyq.backend = copyq_mcp::config::BackendKind::Cli;
         s.copyq.command = "/nonexistent/copyq".into();
     })
     .await;
@@ -178,7 +184,7 @@ async fn the_socket_backend_needs_no_copyq_executable() {
         .seed("mcp/info", &items(&["over the socket"]))
         .expect("seed");
     let gw = gateway_with(&copyq, |s| {
-        s.copyq.backend = "socket".into();
+        s.copyq.backend = copyq_mcp::config::BackendKind::Socket;
         s.copyq.command = "/nonexistent/copyq".into();
     })
     .await;

@@ -109,6 +109,73 @@ async fn a_locked_database_refuses_writes_and_changes_nothing() {
     );
 }
 
+/// A token from `copyq-mcp token issue` for the state in `data`.
+fn issue_token(data: &std::path::Path, role: &str, name: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+        .args([
+            "token",
+            "issue",
+            "--role",
+            role,
+            "--name",
+            name,
+            "--data-dir",
+        ])
+        .arg(data)
+        .output()
+        .expect("token");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// CopyQ failing with a message of its own (a script exception from the real CopyQ, through the
+/// CLI backend): the client gets a fixed sentence with a reference, and the gateway's log has
+/// CopyQ's words under that reference, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copyq_s_own_error_messages_go_to_the_log_not_to_the_client() {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let copyq = copyq();
+    let dir = tempfile::tempdir().expect("dir");
+    let failing = dir.path().join("copyq");
+    let script = format!(
+        "#!/bin/sh\nexec '{}' eval -- 'throw new Error(\"internal detail 6b1e\")'\n",
+        copyq.cli_command().display()
+    );
+    std::fs::write(&failing, script).expect("script");
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let data = tempfile::tempdir().expect("data");
+    let token = issue_token(data.path(), "read", "internal");
+    let command = failing.display().to_string();
+    let env = [
+        ("COPYQ_MCP__COPYQ__BACKEND", "cli"),
+        ("COPYQ_MCP__COPYQ__COMMAND", command.as_str()),
+    ];
+    let (mut gateway, url) = spawn_serve(copyq, data.path(), &env, Stdio::piped());
+    let c = client(&url, &token).await;
+    let got = err(&c, "mcp_read", json!({"mode": "tree"})).await;
+    let reference = got
+        .strip_prefix("error|COPYQ_ERROR|CopyQ failed to answer (ref ")
+        .and_then(|r| r.strip_suffix("); the gateway's log has the details"))
+        .unwrap_or_else(|| panic!("{got}"))
+        .to_owned();
+    assert!(
+        reference.len() == 6 && reference.chars().all(|c| c.is_ascii_hexdigit()),
+        "{got}"
+    );
+    let _ = gateway.kill();
+    let _ = gateway.wait();
+    let mut log = String::new();
+    if let Some(mut stderr) = gateway.stderr.take() {
+        stderr.read_to_string(&mut log).expect("log");
+    }
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(&reference)).collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(
+        lines[0].contains(" ERROR ") && lines[0].contains("internal detail 6b1e"),
+        "{log}"
+    );
+}
+
 /// One write; `Some(reply text)` when the gateway answered at all.
 async fn try_add(http: &reqwest::Client, url: &str, token: &str, text: &str) -> Option<String> {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mcp_write",
@@ -143,22 +210,7 @@ async fn a_gateway_crash_under_load_loses_no_acknowledged_write() {
         .eval("config('maxitems', 10000)", b"")
         .expect("maxitems");
     let data = tempfile::tempdir().expect("data");
-    let token = {
-        let out = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
-            .args([
-                "token",
-                "issue",
-                "--role",
-                "write",
-                "--name",
-                "crash",
-                "--data-dir",
-            ])
-            .arg(data.path())
-            .output()
-            .expect("token");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let token = issue_token(data.path(), "write", "crash");
     let (mut gateway, url) = spawn_serve(&copyq, data.path(), UNLIMITED, Stdio::null());
     let writers: Vec<_> = (0..6)
         .map(|n| {

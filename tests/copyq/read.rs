@@ -767,8 +767,14 @@ async fn validate_reads() {
 /// The socket and CLI backends answer every read identically, byte for byte.
 #[tokio::test]
 async fn both_backends_give_identical_replies() {
-    let cli = gateway_with(seeded(), |s| s.copyq.backend = "cli".into()).await;
-    let socket = gateway_with(seeded(), |s| s.copyq.backend = "socket".into()).await;
+    let cli = gateway_with(seeded(), |s| {
+        s.copyq.backend = copyq_mcp::config::BackendKind::Cli
+    })
+    .await;
+    let socket = gateway_with(seeded(), |s| {
+        s.copyq.backend = copyq_mcp::config::BackendKind::Socket
+    })
+    .await;
     let (c1, c2) = (
         client(&cli.url, &cli.read).await,
         client(&socket.url, &socket.read).await,

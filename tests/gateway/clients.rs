@@ -224,7 +224,7 @@ async fn conformance_suite_server_scenarios() {
 const PASSPHRASE: &str = "correct horse battery staple";
 
 async fn oauth_gateway(access_ttl: &str) -> Gateway {
-    let ttl = access_ttl.to_owned();
+    let ttl = copyq_mcp::auth::parse_ttl(access_ttl).expect("ttl");
     let gw = gateway_with(copyq(), move |s| s.oauth.access_token_ttl = ttl).await;
     let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
     let hash = copyq_mcp::oauth::passphrase::hash(PASSPHRASE).expect("hash");

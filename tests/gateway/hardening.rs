@@ -252,7 +252,7 @@ async fn health_checks_share_one_probe_and_are_limited_per_address() {
     .expect("wrapper");
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let gw = gateway_with(copyq(), |s| {
-        s.copyq.backend = "cli".into();
+        s.copyq.backend = copyq_mcp::config::BackendKind::Cli;
         s.copyq.command = wrapper.display().to_string();
         s.server.trusted_proxies = vec!["127.0.0.1".into()];
     })

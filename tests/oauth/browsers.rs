@@ -234,8 +234,8 @@ async fn every_refusal_on_the_way_is_a_page() {
 #[tokio::test]
 async fn the_page_says_who_asks_what_each_role_sees_and_how_long() {
     let gw = oauth_gateway(|s| {
-        s.oauth.access_token_ttl = "15m".into();
-        s.oauth.refresh_token_ttl = "7d".into();
+        s.oauth.access_token_ttl = std::time::Duration::from_secs(15 * 60);
+        s.oauth.refresh_token_ttl = std::time::Duration::from_secs(7 * 86400);
     })
     .await;
     let (html, cookie) = consent_page(&gw).await;

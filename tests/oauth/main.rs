@@ -654,7 +654,7 @@ async fn confidential_clients_and_unknown_clients() {
 
 #[tokio::test]
 async fn expiry_other_resources_and_revocation() {
-    let gw = oauth_gateway(|s| s.oauth.access_token_ttl = "1s".into()).await;
+    let gw = oauth_gateway(|s| s.oauth.access_token_ttl = std::time::Duration::from_secs(1)).await;
     let client_id = public_client(&gw).await;
     let code = code_for(&gw, &client_id, "read").await;
     let (_, tokens) = exchange(&gw, &client_id, &code, VERIFIER).await;

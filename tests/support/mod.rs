@@ -59,7 +59,8 @@ pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings
     settings.server.bind = "127.0.0.1:0".parse().expect("addr");
     // The suite runs once per backend (tests/run.sh): COPYQ_MCP_TEST_BACKEND=cli|socket.
     if let Ok(backend) = std::env::var("COPYQ_MCP_TEST_BACKEND") {
-        settings.copyq.backend = backend;
+        settings.copyq.backend = copyq_mcp::config::BackendKind::parse(&backend)
+            .unwrap_or_else(|| panic!("COPYQ_MCP_TEST_BACKEND={backend}: auto, socket or cli"));
     }
     tweak(&mut settings);
     let tokens = token_service(&settings).expect("token service");
@@ -88,7 +89,7 @@ pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings
 
 /// A token for `gw` with `role` that covers only the tabs `words` name (`token issue --tabs`).
 pub fn token_covering(gw: &Gateway, role: Role, words: &[&str]) -> String {
-    let tabs = copyq_mcp::clipboard::Coverage::parse(words.iter().copied()).expect("a coverage");
+    let tabs = copyq_mcp::auth::Coverage::parse(words.iter().copied()).expect("a coverage");
     let spec = copyq_mcp::auth::TokenSpec {
         subject: "scoped-agent",
         role,
@@ -145,7 +146,7 @@ pub async fn err(client: &Client, tool: &str, args: Value) -> String {
 
 /// The backend a gateway with these settings reports in `/healthz`.
 pub fn health_backend(settings: &Settings) -> &'static str {
-    if settings.copyq.backend == "cli" {
+    if settings.copyq.backend == copyq_mcp::config::BackendKind::Cli {
         "cli"
     } else {
         "socket"

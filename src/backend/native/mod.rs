@@ -36,6 +36,8 @@ type Connection = Option<(Arc<Client>, Layout)>;
 pub struct SocketBackend {
     config: Arc<SocketConfig>,
     conn: Arc<Mutex<Connection>>,
+    /// `maxitems`, cached while the options file beside the socket is unchanged.
+    limit: Arc<super::options::MaxItems>,
 }
 
 /// A socket failure in the backend's terms: a lost or refused connection is `Unavailable`.
@@ -93,9 +95,11 @@ fn cut(s: String, n: Option<usize>) -> String {
 
 impl SocketBackend {
     pub fn new(config: SocketConfig) -> Self {
+        let options_file = super::options::beside(&config.path);
         Self {
             config: Arc::new(config),
             conn: Arc::new(Mutex::new(None)),
+            limit: Arc::new(super::options::MaxItems::new(options_file)),
         }
     }
 
@@ -180,8 +184,8 @@ impl SocketBackend {
         slots::expect_string_list(&call, reply).map_err(failed)
     }
 
-    /// CopyQ's `maxitems` (slow for CopyQ: it builds its settings dialog).
-    pub async fn max_items(&self) -> Result<usize, BackendError> {
+    /// CopyQ's `maxitems` (slow for CopyQ: it builds its settings dialog), uncached.
+    async fn max_items(&self) -> Result<usize, BackendError> {
         let call = slots::config("maxitems");
         let reply = self.call(call.clone()).await?;
         let map = slots::expect_map(&call, reply).map_err(failed)?;

@@ -62,16 +62,24 @@ impl SocketBackend {
                     .collect(),
             })
             .collect();
-        let max_items = if req.limits {
-            Some(self.max_items().await?)
-        } else {
-            None
+        Ok(Snapshot { pages, all_tabs })
+    }
+
+    /// A read, then `maxitems` when the backend's cache cannot answer.
+    pub async fn read_with_max_items(
+        &self,
+        req: &ReadRequest,
+    ) -> Result<(Snapshot, usize), BackendError> {
+        let read = |ask: bool| async move {
+            let snap = self.read(req).await?;
+            let limit = if ask {
+                Some(self.max_items().await?)
+            } else {
+                None
+            };
+            Ok((snap, limit))
         };
-        Ok(Snapshot {
-            pages,
-            max_items,
-            all_tabs,
-        })
+        self.limit.through(read).await
     }
 
     async fn windows(

@@ -72,11 +72,13 @@ fn put_cstr(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
 
 /// Encode `value` as a Qt 5 `QVariant`: type id, null flag (always 0, as Qt writes for a set
 /// value), the user type's name if any, then the value.
+#[cfg(test)]
 pub fn encode_value(out: &mut Vec<u8>, value: &Value) -> Result<(), EncodeError> {
     encode_value_in(out, value, Dialect::default())
 }
 
-/// [`encode_value`] in `dialect`: user types get its Qt's id and names.
+/// A `QVariant` in `dialect`: type id, null flag (always 0, as Qt writes for a set value), the
+/// user type's name if any, then the value; user types get the dialect's Qt's id and names.
 pub fn encode_value_in(
     out: &mut Vec<u8>,
     value: &Value,

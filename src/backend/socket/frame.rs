@@ -17,8 +17,7 @@ pub mod code {
     pub const FUNCTION_CALL: i32 = 8;
     pub const FUNCTION_CALL_RETURN_VALUE: i32 = 9;
     pub const STOP: i32 = 10;
-    pub const INPUT_DIALOG_FINISHED: i32 = 11;
-    pub const DATA: i32 = 12;
+    // 11 (input dialog finished) and 12 (data) are not used by this client: `Message::Other`.
 }
 
 /// The length of the message (code + payload) announced by a frame header, checked against
@@ -60,13 +59,8 @@ pub fn encode_frame(code: i32, payload: &[u8]) -> Result<Vec<u8>, EncodeError> {
     Ok(out)
 }
 
-/// The payload of a call: `u32 magic | u32 version | i32 id | QByteArray signature | u32 argc |
-/// argc x QVariant` (the tail is Qt's `QVector<QVariant>`).
-pub fn encode_call_payload(id: i32, call: &Call) -> Result<Vec<u8>, EncodeError> {
-    encode_call_payload_in(id, call, Dialect::default())
-}
-
-/// [`encode_call_payload`] with the arguments in `dialect`.
+/// The payload of a call, arguments in `dialect`: `u32 magic | u32 version | i32 id | QByteArray
+/// signature | u32 argc | argc x QVariant` (the tail is Qt's `QVector<QVariant>`).
 pub fn encode_call_payload_in(
     id: i32,
     call: &Call,
@@ -85,6 +79,7 @@ pub fn encode_call_payload_in(
 }
 
 /// A whole frame calling `call` with call id `id`, Qt 5 user types.
+#[cfg(test)]
 pub fn encode_call(id: i32, call: &Call) -> Result<Vec<u8>, EncodeError> {
     encode_call_in(id, call, Dialect::default())
 }
@@ -98,11 +93,11 @@ pub fn encode_call_in(id: i32, call: &Call, dialect: Dialect) -> Result<Vec<u8>,
     )
 }
 
-/// Where the call id sits in a frame from [`encode_call`]: after the frame header, the message
+/// Where the call id sits in a frame from [`encode_call_in`]: after the frame header, the message
 /// code, and the call's magic and version.
 const CALL_ID_AT: usize = HEADER_LEN + 12;
 
-/// Set the call id of a frame made by [`encode_call`] (encoded before its id was known).
+/// Set the call id of a frame made by [`encode_call_in`] (encoded before its id was known).
 pub(crate) fn set_call_id(frame: &mut [u8], id: i32) {
     if let Some(slot) = frame.get_mut(CALL_ID_AT..CALL_ID_AT + 4) {
         slot.copy_from_slice(&id.to_be_bytes());
@@ -127,6 +122,7 @@ pub enum Message {
 }
 
 /// Decode the message (code + payload) of one frame from a Qt 5 server before CopyQ 14.
+#[cfg(test)]
 pub fn decode_message(message: &[u8]) -> Result<Message, DecodeError> {
     decode_message_in(message, Dialect::default()).map(|(m, _)| m)
 }
@@ -153,6 +149,7 @@ pub fn decode_message_in(
 }
 
 /// Decode a call payload, the way the server does: for tests and test doubles.
+#[cfg(test)]
 pub fn decode_call_payload(payload: &[u8]) -> Result<(i32, Call), DecodeError> {
     let mut r = Reader::new(payload);
     let magic = r.u32()?;
@@ -174,7 +171,9 @@ pub fn decode_call_payload(payload: &[u8]) -> Result<(i32, Call), DecodeError> {
     Ok((id, Call { signature, args }))
 }
 
-/// Split one complete frame off the front of `buf`: `Ok(None)` until enough bytes are there.
+/// Split one complete frame off the front of `buf`: `Ok(None)` until enough bytes are there (the
+/// test doubles' server side; the client reads a header, then the message it announces).
+#[cfg(test)]
 pub fn split_frame(buf: &[u8], max_len: usize) -> Result<Option<(&[u8], usize)>, DecodeError> {
     let Some(header) = buf.first_chunk::<HEADER_LEN>() else {
         return Ok(None);

@@ -26,10 +26,10 @@
 
 pub mod client;
 mod conn;
-pub mod decode;
-pub mod dialect;
-pub mod encode;
-pub mod frame;
+pub(crate) mod decode;
+pub(crate) mod dialect;
+pub(crate) mod encode;
+pub(crate) mod frame;
 pub mod path;
 pub mod probe;
 pub mod slots;
@@ -46,7 +46,7 @@ use thiserror::Error;
 pub use client::{Client, Options};
 pub use decode::DecodeError;
 pub use encode::EncodeError;
-pub use path::{PathError, SocketEnv};
+pub use path::{SocketEnv, SocketPathError};
 pub use probe::{Detected, Layout};
 pub use value::{Call, Dialect, Map, MapListType, Qt, Value};
 

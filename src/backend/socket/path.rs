@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-/// A session name CopyQ would refuse, or nowhere to look.
+/// Why CopyQ's socket cannot be located: a session name CopyQ would refuse, or nowhere to look.
+/// (Not [`crate::clipboard::PathError`], which refuses a tab path a client gave.)
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum PathError {
+pub enum SocketPathError {
     /// CopyQ accepts at most 16 characters of `[A-Za-z0-9_-]`.
     #[error("invalid CopyQ session name {0:?}: at most 16 characters of letters, digits, '-', '_'")]
     BadSession(String),
@@ -57,29 +58,29 @@ impl SocketEnv {
 
     /// The settings root CopyQ uses: the first of `COPYQ_SETTINGS_PATH`, `XDG_CONFIG_HOME`,
     /// `HOME/.config`.
-    pub fn settings_root(&self) -> Result<PathBuf, PathError> {
+    pub fn settings_root(&self) -> Result<PathBuf, SocketPathError> {
         let non_empty = |p: &Option<PathBuf>| p.clone().filter(|p| !p.as_os_str().is_empty());
         non_empty(&self.settings_path)
             .or_else(|| non_empty(&self.xdg_config_home))
             .or_else(|| non_empty(&self.home).map(|h| h.join(".config")))
-            .ok_or(PathError::NoSettingsDir)
+            .ok_or(SocketPathError::NoSettingsDir)
     }
 
     /// The server's socket path.
-    pub fn socket_path(&self) -> Result<PathBuf, PathError> {
+    pub fn socket_path(&self) -> Result<PathBuf, SocketPathError> {
         let session = self.session.as_deref().unwrap_or_default();
         socket_path(self.settings_root()?, session)
     }
 }
 
 /// `root/copyq[-session]/.copyq[-session]_s`; an empty `session` is the default one.
-pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, PathError> {
+pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, SocketPathError> {
     let valid = session.chars().count() <= 16
         && session
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !valid {
-        return Err(PathError::BadSession(session.to_owned()));
+        return Err(SocketPathError::BadSession(session.to_owned()));
     }
     let app = if session.is_empty() {
         "copyq".to_owned()
@@ -121,7 +122,7 @@ mod tests {
             env(&all[2..]).socket_path(),
             Ok("/h/.config/copyq/.copyq_s".into())
         );
-        assert_eq!(env(&[]).socket_path(), Err(PathError::NoSettingsDir));
+        assert_eq!(env(&[]).socket_path(), Err(SocketPathError::NoSettingsDir));
     }
 
     #[test]
@@ -148,7 +149,7 @@ mod tests {
         for bad in ["a/b", "../x", "seventeen_chars_x", "é"] {
             assert_eq!(
                 socket_path("/x", bad),
-                Err(PathError::BadSession(bad.into()))
+                Err(SocketPathError::BadSession(bad.into()))
             );
         }
     }

@@ -42,7 +42,6 @@ pub(super) async fn scan(
         skip: 0,
         limit,
         preview,
-        limits: false,
     };
     let mut pages: Vec<(TabRef, TabPage)> = tools
         .backend
@@ -79,7 +78,6 @@ pub(super) async fn resolve(
         skip,
         limit: Some(limit),
         preview,
-        limits: false,
     };
     let mut pages = tools.backend.read(&request).await?.pages;
     for candidate in candidates {

@@ -55,7 +55,6 @@ fn everything(mem: &MemoryBackend) -> Vec<(String, Vec<String>)> {
         skip: 0,
         limit: None,
         preview: None,
-        limits: false,
     };
     let mut tabs: Vec<_> = mem
         .read(&all)

@@ -195,7 +195,6 @@ async fn misdirected(tools: &Tools, tabs: &Coverage, e: ToolError) -> ToolError 
         skip: 0,
         limit: Some(0),
         preview: None,
-        limits: false,
     };
     let landed = match tools.backend.read(&all).await {
         Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs)
@@ -309,7 +308,6 @@ mod tests {
             skip: 0,
             limit: None,
             preview: None,
-            limits: false,
         };
         mem.read(&req)
             .unwrap()

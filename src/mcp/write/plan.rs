@@ -57,45 +57,53 @@ pub fn tab_full(tab: &TabRef, limit: usize) -> ToolError {
     ))
 }
 
+/// What a plan reads: the tabs, and for a write that adds an item, CopyQ's `maxitems`.
+struct State {
+    snap: Snapshot,
+    max_items: Option<usize>,
+}
+
 async fn snapshot(
     tools: &Tools,
     names: Vec<String>,
     (skip, limit): (usize, usize),
     limits: bool,
-) -> Result<Snapshot, ToolError> {
-    // The stamp is taken before CopyQ is asked: a change in between shows as a new stamp next time.
-    let stamp = tools.limit.stamp();
-    let cached = if limits { tools.limit.get(stamp) } else { None };
+) -> Result<State, ToolError> {
     let request = ReadRequest {
         tabs: TabSelector::Names { names },
         skip,
         limit: Some(limit),
         preview: None,
-        limits: limits && cached.is_none(),
     };
-    let mut snap = tools.backend.read(&request).await?;
-    match (cached, snap.max_items) {
-        (Some(max), _) => snap.max_items = Some(max),
-        (None, Some(max)) => tools.limit.put(stamp, max),
-        (None, None) => {}
-    }
-    Ok(snap)
+    Ok(if limits {
+        let (snap, max) = tools.backend.read_with_max_items(&request).await?;
+        State {
+            snap,
+            max_items: Some(max),
+        }
+    } else {
+        State {
+            snap: tools.backend.read(&request).await?,
+            max_items: None,
+        }
+    })
 }
 
-/// The item at `index` of `tab`, and the snapshot it came from (for the other tabs read with it).
+/// The item at `index` of `tab`, and the state it came from (for the other tab read with it).
 async fn item_at(
     tools: &Tools,
     tab: &TabRef,
     index: i64,
     also: Option<&TabRef>,
     expected: Option<&str>,
-) -> Result<(usize, Item, Snapshot), ToolError> {
+) -> Result<(usize, Item, State), ToolError> {
     let mut names = vec![tab.full.clone()];
     names.extend(also.map(|t| t.full.clone()));
     let skip = usize::try_from(index).unwrap_or(0);
     let window = (skip, if index < 0 { 0 } else { 1 });
-    let snap = snapshot(tools, names, window, also.is_some()).await?;
-    let page = snap
+    let state = snapshot(tools, names, window, also.is_some()).await?;
+    let page = state
+        .snap
         .pages
         .iter()
         .find(|p| p.name == tab.full)
@@ -114,7 +122,7 @@ async fn item_at(
                 });
             }
             let item = item.clone();
-            Ok((i, item, snap))
+            Ok((i, item, state))
         }
         _ => Err(ToolError::IndexOutOfBounds {
             index,
@@ -143,11 +151,11 @@ fn no_clash(snap: &Snapshot, tab: &TabRef, tabs: &Coverage) -> Result<(), ToolEr
 }
 
 /// CopyQ's item limit, if `tab` has room for one more item under it.
-fn room(snap: &Snapshot, tab: &TabRef) -> Result<usize, ToolError> {
-    let limit = snap
+fn room(state: &State, tab: &TabRef) -> Result<usize, ToolError> {
+    let limit = state
         .max_items
         .ok_or_else(|| ToolError::CopyQ("CopyQ did not report its maxitems option".into()))?;
-    match snap.pages.iter().find(|p| p.name == tab.full) {
+    match state.snap.pages.iter().find(|p| p.name == tab.full) {
         Some(page) if page.total >= limit => Err(tab_full(tab, limit)),
         _ => Ok(limit),
     }
@@ -163,12 +171,12 @@ pub async fn plan(
 ) -> Result<Plan, ToolError> {
     Ok(match op {
         WriteOp::Add { tab, item } => {
-            let snap = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
-            no_clash(&snap, tab, tabs)?;
+            let state = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
+            no_clash(&state.snap, tab, tabs)?;
             Plan::Add {
                 tab: tab.clone(),
                 item: item.clone(),
-                limit: room(&snap, tab)?,
+                limit: room(&state, tab)?,
             }
         }
         WriteOp::Update {
@@ -199,18 +207,20 @@ pub async fn plan(
             }
         }
         WriteOp::Move { tab, index, to } => {
-            let (index, item, snap) = item_at(tools, tab, *index, Some(to), expected).await?;
-            no_clash(&snap, to, tabs)?;
+            let (index, item, state) = item_at(tools, tab, *index, Some(to), expected).await?;
+            no_clash(&state.snap, to, tabs)?;
             Plan::Move {
                 from: tab.clone(),
                 index,
                 to: to.clone(),
                 item,
-                limit: room(&snap, to)?,
+                limit: room(&state, to)?,
             }
         }
         WriteOp::TabCreate { path } => {
-            let snap = snapshot(tools, vec![path.full.clone()], (0, 0), false).await?;
+            let snap = snapshot(tools, vec![path.full.clone()], (0, 0), false)
+                .await?
+                .snap;
             no_clash(&snap, path, tabs)?;
             Plan::TabCreate {
                 path: path.clone(),
@@ -226,7 +236,6 @@ pub async fn plan(
                 skip: 0,
                 limit: None,
                 preview: None,
-                limits: false,
             };
             let nested = format!("{}/", path.full);
             let mut tabs: Vec<TabPage> = tools
