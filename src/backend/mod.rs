@@ -1,5 +1,8 @@
-//! The CopyQ backend: one small, data-shaped interface over the ways of reaching CopyQ. Each operation
-//! is one round trip. Knows nothing of HTTP, MCP or tokens.
+//! The CopyQ backend: one small, data-shaped interface over the ways of reaching CopyQ. A read is
+//! one round trip (one `copyq` process, or one pipelined batch on the socket); a durable write is
+//! several steps (save delays zeroed, the change, the save, the delays put back: see
+//! [`protocol`]), one `copyq` process on the CLI and about ten socket calls natively. Knows nothing
+//! of HTTP, MCP or tokens.
 
 mod auto;
 mod cli;
