@@ -131,27 +131,42 @@ async fn consent(
     role: &str,
     action: &str,
 ) -> (u16, Option<String>) {
-    let form = [
+    let res = post_consent(
+        gw,
+        html,
+        cookie,
+        &[("passphrase", pass), ("role", role), ("action", action)],
+    )
+    .await;
+    (res.status().as_u16(), location(&res))
+}
+
+/// POST the consent page's form (its request id and CSRF field) with `fields`.
+async fn post_consent(
+    gw: &Gateway,
+    html: &str,
+    cookie: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut form = vec![
         ("request_id", field(html, "request_id")),
         ("csrf", field(html, "csrf")),
-        ("passphrase", pass.into()),
-        ("role", role.into()),
-        ("action", action.into()),
     ];
-    let res = http()
+    form.extend(fields.iter().map(|(k, v)| (*k, (*v).to_owned())));
+    http()
         .post(format!("{}/authorize", gw.base))
         .header("cookie", cookie)
         .form(&form)
         .send()
         .await
-        .expect("consent");
-    (
-        res.status().as_u16(),
-        res.headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
-            .map(String::from),
-    )
+        .expect("consent")
+}
+
+fn location(res: &reqwest::Response) -> Option<String> {
+    res.headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
 }
 
 fn query(location: &str) -> HashMap<String, String> {

@@ -12,28 +12,15 @@ async fn consent_tabs(
     tabs: &str,
     list: &str,
 ) -> (u16, Option<String>, String) {
-    let form = [
-        ("request_id", field(html, "request_id")),
-        ("csrf", field(html, "csrf")),
-        ("passphrase", PASS.into()),
-        ("role", "read".into()),
-        ("tabs", tabs.into()),
-        ("tab_list", list.into()),
-        ("action", "approve".into()),
+    let fields = [
+        ("passphrase", PASS),
+        ("role", "read"),
+        ("tabs", tabs),
+        ("tab_list", list),
+        ("action", "approve"),
     ];
-    let res = http()
-        .post(format!("{}/authorize", gw.base))
-        .header("cookie", cookie)
-        .form(&form)
-        .send()
-        .await
-        .expect("consent");
-    let status = res.status().as_u16();
-    let location = res
-        .headers()
-        .get("location")
-        .and_then(|v| v.to_str().ok())
-        .map(String::from);
+    let res = post_consent(gw, html, cookie, &fields).await;
+    let (status, location) = (res.status().as_u16(), location(&res));
     (status, location, res.text().await.unwrap_or_default())
 }
 
