@@ -76,7 +76,8 @@
       var total = size();
       var items = req.limit === null ? allRows(names[t], req.preview)
                                      : pageRows(total, req.skip, req.limit, req.preview);
-      tabs.push({ name: names[t], total: total, items: items });
+      // A whole tab read again row by row (see allRows) has its length of now.
+      tabs.push({ name: names[t], total: req.limit === null ? items.length : total, items: items });
     }
     return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
   }

@@ -40,7 +40,7 @@ impl SocketBackend {
         Ok(self.tabs().await?.iter().any(|t| t == tab))
     }
 
-    async fn length(&self, tab: &str) -> Result<usize, BackendError> {
+    pub(super) async fn length(&self, tab: &str) -> Result<usize, BackendError> {
         let call = slots::browser_length(tab);
         let reply = self.call(call.clone()).await?;
         Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))

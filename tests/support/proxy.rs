@@ -1,0 +1,153 @@
+//! A fault injector between the gateway and its private CopyQ: a proxy of CopyQ's local socket that
+//! forwards bytes both ways and, the `nth` time a call from the gateway names `pattern` (a slot
+//! such as `browserRemoveRows`, which both backends send as plain text), does something first:
+//! runs a closure (change CopyQ meanwhile, wait) or closes that connection (CopyQ gone). Both
+//! backends go through it: the socket backend connects to it, and the `copyq` client finds it from
+//! its own settings path (where CopyQ's socket would be), so a fault lands at the same step of the
+//! write whichever backend makes it.
+
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use copyq_mcp::config::Settings;
+use tempfile::TempDir;
+
+use super::PrivateCopyq;
+
+/// What the proxy does when the call it waits for comes.
+pub enum Fault {
+    /// Run this, then forward the call.
+    Run(Box<dyn FnOnce() + Send>),
+    /// Close the connection instead of forwarding the call.
+    Close,
+}
+
+struct Trigger {
+    pattern: Vec<u8>,
+    left: usize,
+    fault: Option<Fault>,
+}
+
+pub struct Proxy {
+    dir: TempDir,
+    session: String,
+    trigger: Arc<Mutex<Trigger>>,
+}
+
+impl Proxy {
+    /// A proxy of `copyq`'s socket that injects `fault` at the `nth` (from 1) call naming `pattern`.
+    pub fn start(copyq: &PrivateCopyq, pattern: &str, nth: usize, fault: Fault) -> Self {
+        let mut real = Settings::defaults().expect("settings");
+        copyq.configure(&mut real);
+        let target = real.copyq_socket().expect("CopyQ's socket");
+        // Under /tmp, as the sandbox: a CopyQ client in a chroot sees the same path.
+        let dir = tempfile::Builder::new()
+            .prefix("copyq-mcp-proxy-")
+            .tempdir_in("/tmp")
+            .expect("proxy dir");
+        let session = copyq.session().to_owned();
+        let me = Self {
+            dir,
+            session,
+            trigger: Arc::new(Mutex::new(Trigger {
+                pattern: pattern.as_bytes().to_vec(),
+                left: nth,
+                fault: Some(fault),
+            })),
+        };
+        let path = me.socket();
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("socket dir");
+        let listener = UnixListener::bind(&path).expect("bind the proxy");
+        let trigger = me.trigger.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = UnixStream::connect(&target) else {
+                    continue;
+                };
+                forward(client, server, trigger.clone());
+            }
+        });
+        me
+    }
+
+    fn socket(&self) -> PathBuf {
+        let name = format!("copyq-{}", self.session);
+        self.dir.path().join(&name).join(format!(".{name}_s"))
+    }
+
+    /// Point a gateway at the proxy instead of CopyQ (after `copyq.configure`).
+    pub fn configure(&self, settings: &mut Settings) {
+        settings.copyq.socket = self.socket().display().to_string();
+        settings.copyq.settings_path = self.dir.path().display().to_string();
+    }
+
+    /// Whether the fault was injected.
+    pub fn fired(&self) -> bool {
+        let t = self.trigger.lock().unwrap_or_else(PoisonError::into_inner);
+        t.fault.is_none()
+    }
+}
+
+fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>) {
+    let (Ok(client_out), Ok(server_in)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    std::thread::spawn(move || pump(server_in, client_out));
+    std::thread::spawn(move || {
+        let mut from = client;
+        let mut to = server;
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            match due(&trigger, &buf[..n]) {
+                Some(Fault::Close) => {
+                    let _ = from.shutdown(std::net::Shutdown::Both);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                Some(Fault::Run(f)) => f(),
+                None => {}
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+/// The fault, if this chunk holds the call it waits for. (A call's slot name sits in its first
+/// few dozen bytes; the gateway writes each call whole, so it is never split across chunks.)
+fn due(trigger: &Mutex<Trigger>, chunk: &[u8]) -> Option<Fault> {
+    let mut t = trigger.lock().unwrap_or_else(PoisonError::into_inner);
+    if t.fault.is_none() {
+        return None;
+    }
+    let hits = chunk
+        .windows(t.pattern.len())
+        .filter(|w| *w == t.pattern.as_slice())
+        .count();
+    if hits == 0 {
+        return None;
+    }
+    if hits >= t.left {
+        t.left = 0;
+        return t.fault.take();
+    }
+    t.left -= hits;
+    None
+}
+
+fn pump(mut from: UnixStream, mut to: UnixStream) {
+    let mut buf = vec![0u8; 1 << 16];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 || to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
