@@ -1,6 +1,7 @@
 // Bundled with copyq-mcp and run as `copyq eval -- <this script>`.
-// The request is JSON on stdin; the reply is one JSON object on stdout:
-// {"ok":true,...} or {"ok":false,"error":"..."}. User data never enters the script text.
+// The request is JSON on stdin; the reply is one JSON object on the last line of stdout:
+// {"ok":true,...} or {"ok":false,"error":"..."}, with "made" when a write failed after changing
+// CopyQ; lines before it say what a write has made so far. User data never enters the script text.
 // All work for one tool call happens here, so each call costs one process.
 // PROTOCOL (prepended by the gateway) holds the constants of the durable-write protocol
 // (src/backend/protocol.rs), which the writes below follow step for step.
@@ -90,6 +91,21 @@
 
   var SAVE_DELAYS = PROTOCOL.SAVE_DELAYS;
 
+  // What this write has changed in CopyQ so far (null: nothing): 'copy' once a move's item is in
+  // its target, 'change' once the write is made. Printed as a line of its own the moment it is
+  // true, so that the gateway knows it even if this process dies before its reply (CopyQ gone).
+  var made = null;
+  function nowMade(what) {
+    made = what;
+    print('made:' + what + '\n');
+  }
+  // The save delays could not be put back after a failed body, whose error the reply keeps.
+  var restoreError = null;
+
+  function putDelays(values) {
+    SAVE_DELAYS.forEach(function (k, i) { config(k, values[i]); });
+  }
+
   // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
   // reply: unload (= save now) every touched tab after the write. A tab CopyQ will not unload (open
   // in its window, or with an editor open) is "pinned": for those, the save delays are zeroed for
@@ -102,16 +118,32 @@
     if (pinned.length) {
       // write protocol: zero-delays
       old = SAVE_DELAYS.map(function (k) { return config(k); });
-      SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+      try {
+        SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+      } catch (e) {
+        putDelays(old);
+        throw e;
+      }
     }
     var result;
+    var failure = null;
     try {
       // write protocol: body (verify is each body's last part)
       result = body();
-    } finally {
-      // write protocol: restore-delays
-      if (old) SAVE_DELAYS.forEach(function (k, i) { config(k, old[i]); });
+      nowMade('change');
+    } catch (e) {
+      failure = e;
     }
+    // write protocol: restore-delays
+    if (old) {
+      try {
+        putDelays(old);
+      } catch (e) {
+        // The body's error wins; this one is reported beside it.
+        if (failure) restoreError = String(e); else failure = e;
+      }
+    }
+    if (failure) throw failure;
     // write protocol: unload-after
     names.forEach(function (n) { if (exists(n)) unload(n); });
     // write protocol: flush-tab-list
@@ -208,6 +240,7 @@
       write(0, data);
       checkLanded(req.to);
       if (size() !== before + 1 || !sameAs(getItem(0), req.expect)) throw new Error('copy to target was not applied');
+      nowMade('copy');
       unload(req.to);
       checkRow(req.from, req.row, req.expect);
       remove(req.row);
@@ -238,6 +271,7 @@
       tab(n);
       removed += size();
       removeTab(n);
+      if (!made) nowMade('change');
     });
     flushTabList();
     return { items_removed: removed };
@@ -256,6 +290,8 @@
   } catch (e) {
     reply = e instanceof Refusal ? { ok: false, refusal: e.refusal, extra: e.extra }
                                  : { ok: false, error: String(e) };
+    if (made) reply.made = made;
+    if (restoreError) reply.restore_error = restoreError;
   }
   print(JSON.stringify(reply));
 })();

@@ -26,7 +26,7 @@ use crate::clipboard::Roots;
 pub struct Tools {
     pub backend: Backend,
     pub roots: Roots,
-    pub writes: tokio::sync::RwLock<()>,
+    pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
     /// CopyQ's `maxitems`, cached while CopyQ's options file is unchanged.
@@ -80,7 +80,7 @@ impl Tools {
         Self {
             backend,
             roots,
-            writes: tokio::sync::RwLock::new(()),
+            writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             audit: None,
             limit: LimitCache::default(),
         }

@@ -18,7 +18,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-pub use audit::AuditEntry;
+pub use audit::{AuditEntry, DONE};
 pub use grants::{ClientInfo, CodeRecord, GrantInfo, NewClient, Taken};
 pub use retention::Pruned;
 pub use tokens::TokenInfo;
@@ -191,6 +191,7 @@ impl Store {
         retry_busy(|| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             conn.execute_batch(SCHEMA)
+                .and_then(|()| audit::migrate(&conn))
                 .and_then(|()| conn.execute_batch("COMMIT"))
                 .inspect_err(|_| {
                     let _ = conn.execute_batch("ROLLBACK");

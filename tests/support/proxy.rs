@@ -1,6 +1,7 @@
 //! A fault injector between the gateway and its private CopyQ: a proxy of CopyQ's local socket that
-//! forwards bytes both ways and, the `nth` time a call from the gateway names `pattern` (a slot
-//! such as `browserRemoveRows`, which both backends send as plain text), does something first:
+//! forwards bytes both ways and, the `nth` time a call from the gateway holds every one of
+//! `patterns` (a slot such as `browserRemoveRows`, which both backends send as plain text; a tab
+//! name, sent as [`utf16`]), does something first:
 //! runs a closure (change CopyQ meanwhile, wait) or closes that connection (CopyQ gone). Both
 //! backends go through it: the socket backend connects to it, and the `copyq` client finds it from
 //! its own settings path (where CopyQ's socket would be), so a fault lands at the same step of the
@@ -24,8 +25,13 @@ pub enum Fault {
     Close,
 }
 
+/// A string as CopyQ's calls carry it (a `QString`: UTF-16, big-endian).
+pub fn utf16(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_be_bytes).collect()
+}
+
 struct Trigger {
-    pattern: Vec<u8>,
+    patterns: Vec<Vec<u8>>,
     left: usize,
     fault: Option<Fault>,
 }
@@ -37,8 +43,9 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// A proxy of `copyq`'s socket that injects `fault` at the `nth` (from 1) call naming `pattern`.
-    pub fn start(copyq: &PrivateCopyq, pattern: &str, nth: usize, fault: Fault) -> Self {
+    /// A proxy of `copyq`'s socket that injects `fault` at the `nth` (from 1) call holding all
+    /// of `patterns`.
+    pub fn start(copyq: &PrivateCopyq, patterns: &[&[u8]], nth: usize, fault: Fault) -> Self {
         let mut real = Settings::defaults().expect("settings");
         copyq.configure(&mut real);
         let target = real.copyq_socket().expect("CopyQ's socket");
@@ -52,7 +59,7 @@ impl Proxy {
             dir,
             session,
             trigger: Arc::new(Mutex::new(Trigger {
-                pattern: pattern.as_bytes().to_vec(),
+                patterns: patterns.iter().map(|p| p.to_vec()).collect(),
                 left: nth,
                 fault: Some(fault),
             })),
@@ -120,26 +127,20 @@ fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>)
     });
 }
 
-/// The fault, if this chunk holds the call it waits for. (A call's slot name sits in its first
-/// few dozen bytes; the gateway writes each call whole, so it is never split across chunks.)
+/// The fault, if this chunk holds the call it waits for. (Both backends write each call whole, so
+/// a call is never split across chunks.)
 fn due(trigger: &Mutex<Trigger>, chunk: &[u8]) -> Option<Fault> {
     let mut t = trigger.lock().unwrap_or_else(PoisonError::into_inner);
-    if t.fault.is_none() {
+    t.fault.as_ref()?;
+    let has = |p: &Vec<u8>| chunk.windows(p.len()).any(|w| w == p.as_slice());
+    if !t.patterns.iter().all(has) {
         return None;
     }
-    let hits = chunk
-        .windows(t.pattern.len())
-        .filter(|w| *w == t.pattern.as_slice())
-        .count();
-    if hits == 0 {
+    if t.left > 1 {
+        t.left -= 1;
         return None;
     }
-    if hits >= t.left {
-        t.left = 0;
-        return t.fault.take();
-    }
-    t.left -= hits;
-    None
+    t.fault.take()
 }
 
 fn pump(mut from: UnixStream, mut to: UnixStream) {

@@ -4,6 +4,7 @@
 //! under a running gateway (Qt 5 to Qt 6, 6.4 to 17.0) is spoken to in its own layout.
 
 mod data_file;
+mod durable;
 mod read;
 mod write;
 
