@@ -3,6 +3,8 @@
 //! delays are put back whatever happens to the request, and a whole-tab read re-read row by row
 //! reads the tab as it is now.
 
+#[path = "halfdone/delays.rs"]
+mod delays;
 mod support;
 
 use serde_json::json;
@@ -45,7 +47,7 @@ async fn a_whole_tab_read_again_reads_the_tab_as_it_is_now() {
     );
 }
 
-fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
+pub fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
         .args(args)
         .arg("--data-dir")
@@ -66,21 +68,21 @@ fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
+pub fn texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
     let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
                   for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
     serde_json::from_str(&copyq.eval(script, tab.as_bytes()).expect("read tab")).expect("json")
 }
 
 /// CopyQ's save delays, as `name=value` pairs.
-fn save_delays(copyq: &PrivateCopyq) -> String {
+pub fn save_delays(copyq: &PrivateCopyq) -> String {
     let script = "print(['added', 'removed', 'moved', 'modified', 'edited'].map(function (k) { \
                   return k + '=' + config('save_delay_ms_on_item_' + k); }).join(','))";
     copyq.eval(script, b"").expect("config")
 }
 
 /// A tab CopyQ shows in its window, which it will not unload: a write to it zeroes the save delays.
-fn pinned(copyq: &PrivateCopyq, tab: &str) {
+pub fn pinned(copyq: &PrivateCopyq, tab: &str) {
     copyq.seed(tab, &items(&["first"])).expect("seed");
     copyq
         .eval(&format!("show('{tab}')"), b"")
@@ -89,50 +91,6 @@ fn pinned(copyq: &PrivateCopyq, tab: &str) {
         .eval(&format!("print(JSON.stringify(unload('{tab}')))"), b"")
         .expect("unload");
     assert_eq!(left, "[]", "the tab is visible, so CopyQ keeps it loaded");
-}
-
-/// The request is cancelled (its deadline passes) while the write waits with CopyQ's save delays at
-/// 0: the write still ends, and puts them back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_cancelled_halfway_puts_the_save_delays_back() {
-    let copyq = PrivateCopyq::start().expect("CopyQ");
-    pinned(&copyq, "mcp/workspace/cancel");
-    let before = save_delays(&copyq);
-    assert!(before.starts_with("added=300000,"), "{before}");
-    let slow = || std::thread::sleep(std::time::Duration::from_millis(2500));
-    // The write's insert, not the socket client's probe of the slot (which names no tab).
-    let tab = utf16("mcp/workspace/cancel");
-    let proxy = Proxy::start(
-        &copyq,
-        &[b"browserInsert", &tab],
-        1,
-        Fault::Run(Box::new(slow)),
-    );
-    let gw = gateway_with(&copyq, |s| {
-        proxy.configure(s);
-        s.limits.request_timeout_ms = 500;
-    })
-    .await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mcp_write",
-        "arguments": {"mode": "add", "tab": "workspace/cancel", "text": "cancelled"}}});
-    let (status, _, _) = raw_post(&gw.url, Some(&gw.write), body).await;
-    assert_eq!(status, 408, "the request deadline cut the request");
-    assert_eq!(
-        save_delays(&copyq).split(',').next(),
-        Some("added=0"),
-        "the write was cut with the delays at 0"
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while save_delays(&copyq) != before && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-    assert_eq!(save_delays(&copyq), before, "the save delays are back");
-    assert!(proxy.fired());
-    assert_eq!(
-        texts(&copyq, "mcp/workspace/cancel"),
-        ["cancelled", "first"],
-        "the write ran to its end"
-    );
 }
 
 /// A move whose removal from the source fails (CopyQ gone at that call) has put the item in its
@@ -205,7 +163,13 @@ async fn a_write_whose_save_fails_is_partial_and_audited() {
         2,
         Fault::Close,
     );
-    let gw = gateway_with(copyq, |s| proxy.configure(s)).await;
+    // Its own database: the test reads it while the other tests' gateways use theirs.
+    let data = tempfile::tempdir().expect("data dir");
+    let gw = gateway_with(copyq, |s| {
+        proxy.configure(s);
+        s.data_dir = data.path().display().to_string();
+    })
+    .await;
     let c = client(&gw.url, &gw.write).await;
     let got = err(
         &c,

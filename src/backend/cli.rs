@@ -17,7 +17,7 @@ use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage,
 
 mod reply;
 
-use reply::{made_so_far, parse_reply};
+use reply::{Owed, made_so_far, parse_reply};
 
 const SCRIPT: &str = include_str!("copyq.js");
 
@@ -53,6 +53,9 @@ pub struct CliConfig {
 pub struct CliBackend {
     config: CliConfig,
     slots: Arc<Semaphore>,
+    /// Save delays a write zeroed and could not put back (its process died halfway): the next
+    /// call's script puts them back first.
+    owed: Owed,
 }
 
 #[derive(Deserialize)]
@@ -109,7 +112,11 @@ struct RawItem {
 impl CliBackend {
     pub fn new(config: CliConfig) -> Self {
         let slots = Arc::new(Semaphore::new(config.max_concurrent.max(1)));
-        Self { config, slots }
+        Self {
+            config,
+            slots,
+            owed: Owed::default(),
+        }
     }
 
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
@@ -259,7 +266,12 @@ impl CliBackend {
         request: &serde_json::Value,
         write: bool,
     ) -> Result<T, BackendError> {
-        let input = serde_json::to_vec(request).map_err(|e| BackendError::Failed(e.to_string()))?;
+        let mut request = request.clone();
+        if let Some(values) = self.owed.get() {
+            request["owed_delays"] = values;
+        }
+        let input =
+            serde_json::to_vec(&request).map_err(|e| BackendError::Failed(e.to_string()))?;
         // Waiting for a slot counts against the call's timeout: CopyQ is never flooded, and a call
         // never waits longer than it may run.
         let started = Instant::now();
@@ -274,12 +286,15 @@ impl CliBackend {
                 self.config.command.display()
             ))
         })?;
+        let owed = self.owed.clone();
         let mut process = tokio::spawn(async move {
             let _slot = slot;
             if let Some(mut stdin) = child.stdin.take() {
                 stdin.write_all(&input).await?;
             }
-            child.wait_with_output().await
+            let output = child.wait_with_output().await?;
+            owed.note(&output.stdout);
+            Ok::<_, std::io::Error>(output)
         });
         let output = match tokio::time::timeout(left, &mut process).await {
             Ok(joined) => joined

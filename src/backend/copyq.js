@@ -102,8 +102,17 @@
   // The save delays could not be put back after a failed body, whose error the reply keeps.
   var restoreError = null;
 
+  // Save delays are owed (zeroed by a write that died before putting them back) from the line
+  // `delays:[...]` until the line `delays:back`.
+  // Calls made after the connection to CopyQ is lost do nothing and throw nothing: the last one
+  // is read back to know they arrived.
   function putDelays(values) {
     SAVE_DELAYS.forEach(function (k, i) { config(k, values[i]); });
+    var last = SAVE_DELAYS.length - 1;
+    if (String(config(SAVE_DELAYS[last])) !== String(values[last])) {
+      throw new Error('the save delays were not put back');
+    }
+    print('delays:back\n');
   }
 
   // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
@@ -118,6 +127,7 @@
     if (pinned.length) {
       // write protocol: zero-delays
       old = SAVE_DELAYS.map(function (k) { return config(k); });
+      print('delays:' + JSON.stringify(old) + '\n');
       try {
         SAVE_DELAYS.forEach(function (k) { config(k, 0); });
       } catch (e) {
@@ -283,6 +293,7 @@
   var reply;
   try {
     var req = JSON.parse(str(input()));
+    if (req.owed_delays) putDelays(req.owed_delays);
     var op = ops[req.op];
     if (!op) throw new Error('unknown op ' + req.op);
     reply = op(req);

@@ -1,16 +1,17 @@
 //! A fault injector between the gateway and its private CopyQ: a proxy of CopyQ's local socket that
 //! forwards bytes both ways and, the `nth` time a call from the gateway holds every one of
 //! `patterns` (a slot such as `browserRemoveRows`, which both backends send as plain text; a tab
-//! name, sent as [`utf16`]), does something first:
-//! runs a closure (change CopyQ meanwhile, wait) or closes that connection (CopyQ gone). Both
-//! backends go through it: the socket backend connects to it, and the `copyq` client finds it from
-//! its own settings path (where CopyQ's socket would be), so a fault lands at the same step of the
-//! write whichever backend makes it.
+//! name, sent as [`utf16`]), does something first: runs a closure (change CopyQ meanwhile, wait,
+//! pause it) or closes the connection (CopyQ gone, for a moment or a while). Both backends go
+//! through it: the socket backend connects to it, and the `copyq` client finds it from its own
+//! settings path (where CopyQ's socket would be), so a fault lands at the same step of the write
+//! whichever backend makes it.
 
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use copyq_mcp::config::Settings;
 use tempfile::TempDir;
@@ -23,6 +24,8 @@ pub enum Fault {
     Run(Box<dyn FnOnce() + Send>),
     /// Close the connection instead of forwarding the call.
     Close,
+    /// Close it, and every connection made for this long after (CopyQ gone for a while).
+    Sever(Duration),
 }
 
 /// A string as CopyQ's calls carry it (a `QString`: UTF-16, big-endian).
@@ -34,6 +37,14 @@ struct Trigger {
     patterns: Vec<Vec<u8>>,
     left: usize,
     fault: Option<Fault>,
+    /// Connections are closed at once until then.
+    severed: Option<Instant>,
+}
+
+impl Trigger {
+    fn severed(&self) -> bool {
+        self.severed.is_some_and(|until| Instant::now() < until)
+    }
 }
 
 pub struct Proxy {
@@ -62,6 +73,7 @@ impl Proxy {
                 patterns: patterns.iter().map(|p| p.to_vec()).collect(),
                 left: nth,
                 fault: Some(fault),
+                severed: None,
             })),
         };
         let path = me.socket();
@@ -70,6 +82,9 @@ impl Proxy {
         let trigger = me.trigger.clone();
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
+                if lock(&trigger).severed() {
+                    continue;
+                }
                 let Ok(server) = UnixStream::connect(&target) else {
                     continue;
                 };
@@ -92,9 +107,12 @@ impl Proxy {
 
     /// Whether the fault was injected.
     pub fn fired(&self) -> bool {
-        let t = self.trigger.lock().unwrap_or_else(PoisonError::into_inner);
-        t.fault.is_none()
+        lock(&self.trigger).fault.is_none()
     }
+}
+
+fn lock(trigger: &Mutex<Trigger>) -> std::sync::MutexGuard<'_, Trigger> {
+    trigger.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>) {
@@ -111,6 +129,12 @@ fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>)
                 break;
             }
             match due(&trigger, &buf[..n]) {
+                Some(Fault::Sever(d)) => {
+                    lock(&trigger).severed = Some(Instant::now() + d);
+                    let _ = from.shutdown(std::net::Shutdown::Both);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
                 Some(Fault::Close) => {
                     let _ = from.shutdown(std::net::Shutdown::Both);
                     let _ = to.shutdown(std::net::Shutdown::Both);
@@ -130,7 +154,7 @@ fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>)
 /// The fault, if this chunk holds the call it waits for. (Both backends write each call whole, so
 /// a call is never split across chunks.)
 fn due(trigger: &Mutex<Trigger>, chunk: &[u8]) -> Option<Fault> {
-    let mut t = trigger.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut t = lock(trigger);
     t.fault.as_ref()?;
     let has = |p: &Vec<u8>| chunk.windows(p.len()).any(|w| w == p.as_slice());
     if !t.patterns.iter().all(has) {

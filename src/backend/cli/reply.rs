@@ -1,9 +1,13 @@
-//! The CLI script's reply: one JSON object on its last line of output, after the `made:` lines a
-//! write prints as it changes CopyQ (so that a process that dies halfway still says what it made).
+//! The CLI script's reply: one JSON object on its last line of output, after the lines a write
+//! prints as it goes (so that a process that dies halfway still tells): `made:` when it changes
+//! CopyQ, `delays:[...]` when it zeroes the save delays (their values before) and `delays:back`
+//! once they are put back.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
 
 use super::super::{BackendError, Made};
 
@@ -28,6 +32,41 @@ struct Refusal {
     count: Option<usize>,
     limit: Option<usize>,
     tab: Option<String>,
+}
+
+/// Save delays a write's script zeroed and did not put back: its `delays:[...]` line (the values
+/// before) was not followed by `delays:back`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Owed(Arc<Mutex<Option<Value>>>);
+
+impl Owed {
+    pub(super) fn get(&self) -> Option<Value> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Learn from a script's output whether it left save delays owed, or put owed ones back.
+    pub(super) fn note(&self, stdout: &[u8]) {
+        let text = String::from_utf8_lossy(stdout);
+        let Some(last) = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("delays:"))
+            .next_back()
+        else {
+            return;
+        };
+        let mut owed = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if last == "back" {
+            if owed.take().is_some() {
+                tracing::info!("CopyQ's save delays are put back");
+            }
+        } else if let Ok(values) = serde_json::from_str::<Value>(last) {
+            tracing::error!("a write could not put CopyQ's save delays back; the next call will");
+            *owed = Some(values);
+        }
+    }
 }
 
 /// What the `made:` lines a write's script printed say it changed, the last one counting.

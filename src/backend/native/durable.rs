@@ -2,9 +2,11 @@
 //! over the socket: save the touched tabs before and after, and zero the save delays for the
 //! duration when a tab cannot be unloaded. A write whose body was made and a later step then failed
 //! is [`BackendError::Partial`]; when the body failed, its error wins and a failure to put the save
-//! delays back goes to the log.
+//! delays back goes to the log. Save delays that could not be put back (CopyQ gone) are owed: put
+//! back before the next read or write.
 
 use std::future::Future;
+use std::sync::PoisonError;
 
 use super::super::socket::slots;
 use super::super::socket::value::{Call, Value, map_get};
@@ -66,17 +68,32 @@ impl SocketBackend {
         self.call_many(calls).await.map(|_| ())
     }
 
-    /// Put the save delays back; a failure is logged with the values to set by hand.
+    /// Put the save delays back; a failure is logged, and they are owed: put back before the
+    /// next call that reaches CopyQ.
     async fn restore_delays_or_log(&self, old: &[String]) {
         if let Err(e) = self.put_delays(old).await {
-            let values: Vec<String> = SAVE_DELAYS
-                .iter()
-                .zip(old)
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            tracing::error!(error = %e, values = %values.join(","),
-                "cannot put CopyQ's save delays back; set them with `copyq config NAME VALUE`");
+            self.owe(old, &e);
         }
+    }
+
+    fn owe(&self, old: &[String], e: &BackendError) {
+        tracing::error!(error = %e, "cannot put CopyQ's save delays back yet; the next call will");
+        *self.owed.lock().unwrap_or_else(PoisonError::into_inner) = Some(old.to_vec());
+    }
+
+    /// Put back save delays an earlier write could not (an error if CopyQ still does not answer).
+    pub(super) async fn settle_owed(&self) -> Result<(), BackendError> {
+        let owed = self
+            .owed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(old) = owed {
+            self.put_delays(&old).await?;
+            tracing::info!("CopyQ's save delays are put back");
+            *self.owed.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
+        Ok(())
     }
 
     pub(super) async fn durably<T, F, Fut>(
@@ -88,6 +105,7 @@ impl SocketBackend {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, BackendError>>,
     {
+        self.settle_owed().await?;
         let all = self.tabs().await?;
         let existing: Vec<String> = names
             .iter()
@@ -112,10 +130,12 @@ impl SocketBackend {
         if let Some(old) = &old {
             // write protocol: restore-delays
             match &result {
-                Ok(_) => self
-                    .put_delays(old)
-                    .await
-                    .map_err(|e| BackendError::after(Made::Change, e))?,
+                Ok(_) => {
+                    if let Err(e) = self.put_delays(old).await {
+                        self.owe(old, &e);
+                        return Err(BackendError::after(Made::Change, e));
+                    }
+                }
                 // The body's error is what the client hears; this one is logged.
                 Err(_) => self.restore_delays_or_log(old).await,
             }

@@ -37,6 +37,9 @@ type Connection = Option<(Arc<Client>, Layout)>;
 pub struct SocketBackend {
     config: Arc<SocketConfig>,
     conn: Arc<Mutex<Connection>>,
+    /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
+    /// the next read or write.
+    owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
 }
 
 /// A socket failure in the backend's terms: a lost or refused connection is `Unavailable`.
@@ -97,6 +100,7 @@ impl SocketBackend {
         Self {
             config: Arc::new(config),
             conn: Arc::new(Mutex::new(None)),
+            owed: Arc::default(),
         }
     }
 

@@ -10,6 +10,7 @@ impl SocketBackend {
     /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
     /// another (whole tabs through selections, which return every row in one reply).
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+        self.settle_owed().await?;
         let all_tabs = self.tabs().await?;
         let names: Vec<String> = match &req.tabs {
             TabSelector::Names { names } => names
