@@ -226,16 +226,26 @@
       change(req.row, MIME_TEXT, it.text,
              MIME_TAGS, it.tags.length ? it.tags.join(',') : undefined,
              MIME_NOTE, it.note ? it.note : undefined);
-      if (!sameAs(getItem(req.row), it)) throw new Error('change was not applied');
+      if (!alive() || !sameAs(getItem(req.row), it)) throw new Error('change was not applied');
       return {};
     });
+  }
+
+  // After a lost connection, CopyQ 17.0's client does nothing and says nothing, answering every
+  // call with nothing: CopyQ always has a tab, so an empty tab list means it is gone.
+  function alive() { return tab().length > 0; }
+
+  // Remove `row` of the current tab, which holds `count` rows, and see that it went.
+  function removeRow(row, count, what) {
+    remove(row);
+    if (!alive() || size() !== count - 1) throw new Error(what + ' was not applied');
   }
 
   function removeItem(req) {
     checkRow(req.tab, req.row, req.expect);
     return durably([req.tab], function () {
       tab(req.tab);
-      remove(req.row);
+      removeRow(req.row, size(), 'remove');
       return { count: size() };
     });
   }
@@ -253,7 +263,7 @@
       nowMade('copy');
       unload(req.to);
       checkRow(req.from, req.row, req.expect);
-      remove(req.row);
+      removeRow(req.row, size(), 'remove from source');
       return { new_index: 0 };
     });
   }
@@ -281,6 +291,7 @@
       tab(n);
       removed += size();
       removeTab(n);
+      if (!alive() || exists(n)) throw new Error('removeTab was not applied');
       if (!made) nowMade('change');
     });
     flushTabList();
