@@ -27,7 +27,8 @@ fn insert_into(tab: &str) -> Vec<u8> {
 }
 
 /// The request is cancelled (its deadline passes) while the write waits with CopyQ's save delays at
-/// 0: the write still ends, and puts them back.
+/// 0: the write still ends, and puts them back. (rmcp 3.11 itself runs the tool on after the
+/// request is gone; the write's own task keeps this true whatever rmcp does.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_cancelled_halfway_puts_the_save_delays_back() {
     let copyq = PrivateCopyq::start().expect("CopyQ");

@@ -10,13 +10,13 @@ mod outcome;
 mod plan;
 mod render;
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::Tools;
 use super::error::ToolError;
 use crate::auth::Principal;
-use std::sync::Arc;
-
 use crate::backend::{BackendError, Item, ReadRequest, TabSelector};
 use crate::clipboard::TabRef;
 use crate::store::AuditEntry;
@@ -43,9 +43,10 @@ pub async fn call(
     let plan = plan(tools, &call.op, call.expected_version.as_deref()).await?;
     // Once it starts, a write runs to its end in a task of its own: the request may be cancelled
     // (client gone, request deadline), but a write stopped between its steps would leave CopyQ's
-    // save delays at 0, a move in both tabs, or an audit entry that says nothing. (A guard that
-    // restores on drop could do neither the CLI's part, which runs in the copyq process, nor the
-    // audit's.) The write lock goes with it, so the next write waits for this one to end.
+    // save delays at 0, a move in both tabs, or an audit entry that says nothing. (rmcp runs each
+    // handler in a task today and does not abort it, but promises nothing; a guard restoring on
+    // drop could do neither the CLI's part, which runs in the copyq process, nor the audit's.)
+    // The write lock goes with it: the next write, and a stopping gateway, wait for this one.
     let (tools, principal) = (tools.clone(), principal.clone());
     tokio::spawn(async move {
         let _alone = alone;
