@@ -177,7 +177,14 @@ pub struct Application {
     url: String,
     connections: Arc<crate::http::conn::ConnLimits>,
     header_timeout: std::time::Duration,
+    /// The write lock: a stopping gateway waits for the write in progress (see [`WRITE_DRAIN`]).
+    writes: Arc<tokio::sync::RwLock<()>>,
 }
+
+/// How long a stopping gateway waits for the write in progress to end. A write runs on after its
+/// request is gone (client away, request deadline); stopped halfway it would leave CopyQ's save
+/// delays at 0 or a move in both tabs.
+const WRITE_DRAIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Application {
     pub async fn build(settings: &Settings) -> Result<Self, StartError> {
@@ -243,6 +250,7 @@ impl Application {
             settings.limits.requests_per_minute,
             settings.limits.burst,
         );
+        let writes = tools.writes.clone();
         let router = crate::http::router(crate::http::Surface {
             tools,
             auth,
@@ -278,6 +286,7 @@ impl Application {
                     .map_err(StartError::OAuth)?,
             ),
             header_timeout: std::time::Duration::from_millis(l.header_read_timeout_ms),
+            writes,
         })
     }
 
@@ -324,7 +333,7 @@ impl Application {
             .header_read_timeout(self.header_timeout);
         let server = server.first_request_timeout(self.header_timeout);
         let capped = Capped::new(DefaultAcceptor::new(), self.connections);
-        match self.tls {
+        let served = match self.tls {
             None => server.acceptor(capped).serve(service).await,
             Some(tls) => {
                 let tls = axum_server::tls_rustls::RustlsAcceptor::new(tls)
@@ -332,6 +341,13 @@ impl Application {
                     .acceptor(capped);
                 server.acceptor(tls).serve(service).await
             }
+        };
+        if tokio::time::timeout(WRITE_DRAIN, self.writes.write())
+            .await
+            .is_err()
+        {
+            tracing::error!("stopping with a write still in progress");
         }
+        served
     }
 }

@@ -372,7 +372,7 @@ impl Settings {
     }
 
     /// Where CopyQ's local socket is: configured, or computed like the `copyq` client does.
-    pub(crate) fn copyq_socket(&self) -> Result<PathBuf, String> {
+    pub fn copyq_socket(&self) -> Result<PathBuf, String> {
         if !self.copyq.socket.is_empty() {
             return Ok(PathBuf::from(&self.copyq.socket));
         }

@@ -12,6 +12,9 @@ use crate::config::Settings;
 use crate::oauth::passphrase;
 use crate::store::{Store, TokenInfo, now};
 
+mod audit;
+pub use audit::{restore, show_audit};
+
 fn open(settings: &Settings) -> Result<Store, String> {
     Store::open(&settings.data_dir()).map_err(|e| e.to_string())
 }
@@ -209,107 +212,6 @@ pub fn revoke_client(settings: &Settings, id_or_name: &str) -> Result<(), String
     eprintln!(
         "revoked {} app(s); their tokens stop working on the next request",
         ids.len()
-    );
-    Ok(())
-}
-
-/// The audit log since `since` (a duration back from now, e.g. `1h`, or an RFC 3339 time).
-pub fn show_audit(settings: &Settings, since: Option<&str>, limit: usize) -> Result<(), String> {
-    let from = match since {
-        None => 0,
-        Some(s) => match humantime::parse_duration(s) {
-            Ok(d) => now() - crate::store::secs(d),
-            Err(_) => humantime::parse_rfc3339_weak(s)
-                .map_err(|_| {
-                    format!(
-                        "--since '{s}': not a duration (1h, 2d) nor a time (2026-11-30T10:00:00)"
-                    )
-                })?
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, crate::store::secs),
-        },
-    };
-    let entries = open(settings)?
-        .audit_since(from, limit)
-        .map_err(|e| e.to_string())?;
-    for e in entries {
-        let index = e.index.map(|i| format!("[{i}]")).unwrap_or_default();
-        let target = e.to_tab.map(|t| format!(" -> {t}")).unwrap_or_default();
-        let kept: usize = e.previous.iter().map(|(_, items)| items.len()).sum();
-        let restorable = if kept > 0 {
-            format!("  restorable: {kept} item(s)")
-        } else {
-            String::new()
-        };
-        println!(
-            "#{:<5} {}  {} ({})  {:<10} {}{index}{target}  {}{restorable}",
-            e.id,
-            when(Some(e.at)),
-            e.subject,
-            e.role,
-            e.mode,
-            e.tab,
-            e.detail
-        );
-    }
-    Ok(())
-}
-
-/// Put back what an audited write removed or overwrote: each item is added again at the top of
-/// its tab (a deleted tab is recreated), in the original order. The restore is audited too.
-pub async fn restore(settings: &Settings, id: i64) -> Result<(), String> {
-    let store = open(settings)?;
-    let entry = store
-        .audit_entry(id)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no audit entry #{id}"))?;
-    if entry.previous.iter().all(|(_, items)| items.is_empty()) {
-        return Err(format!(
-            "audit entry #{id} ({}) replaced nothing; there is nothing to restore",
-            entry.mode
-        ));
-    }
-    let backend = crate::app::backend(settings).await;
-    let request = crate::backend::ReadRequest {
-        tabs: crate::backend::TabSelector::Names { names: vec![] },
-        skip: 0,
-        limit: Some(0),
-        preview: None,
-    };
-    let (_, limit) = backend
-        .read_with_max_items(&request)
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut restored = 0;
-    for (tab, items) in &entry.previous {
-        if items.is_empty() {
-            backend.create_tab(tab).await.map_err(|e| e.to_string())?;
-        }
-        for item in items.iter().rev() {
-            backend
-                .insert(tab, item, limit)
-                .await
-                .map_err(|e| format!("restoring into {tab}: {e}"))?;
-            restored += 1;
-        }
-    }
-    store
-        .record_audit(&crate::store::AuditEntry {
-            id: 0,
-            at: 0,
-            subject: "owner".into(),
-            role: "write".into(),
-            mode: "restore".into(),
-            tab: entry.tab.clone(),
-            to_tab: None,
-            index: Some(0),
-            detail: format!("from:#{id}|items:{restored}"),
-            previous: vec![],
-        })
-        .map_err(|e| e.to_string())?;
-    eprintln!(
-        "restored {restored} item(s) from audit entry #{id} ({}) at the top of their tabs",
-        entry.mode
     );
     Ok(())
 }

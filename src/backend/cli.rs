@@ -15,7 +15,11 @@ use tokio::sync::Semaphore;
 
 use super::options::MaxItems;
 use super::socket::path::SocketEnv;
-use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
+use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
+
+mod reply;
+
+use reply::{Owed, made_so_far, parse_reply};
 
 const SCRIPT: &str = include_str!("copyq.js");
 
@@ -53,25 +57,9 @@ pub struct CliBackend {
     slots: Arc<Semaphore>,
     /// `maxitems`, cached while the options file of the session the client talks to is unchanged.
     limit: Arc<MaxItems>,
-}
-
-#[derive(Deserialize)]
-struct Reply<T> {
-    ok: bool,
-    error: Option<String>,
-    refusal: Option<String>,
-    #[serde(default)]
-    extra: Refusal,
-    #[serde(flatten)]
-    body: Option<T>,
-}
-
-/// Details of a refusal from the script.
-#[derive(Deserialize, Default)]
-struct Refusal {
-    count: Option<usize>,
-    limit: Option<usize>,
-    tab: Option<String>,
+    /// Save delays a write zeroed and could not put back (its process died halfway): the next
+    /// call's script puts them back first.
+    owed: Owed,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +126,7 @@ impl CliBackend {
             config,
             slots,
             limit,
+            owed: Owed::default(),
         }
     }
 
@@ -234,19 +223,21 @@ impl CliBackend {
     }
 
     pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
-        let reply: CreateReply = self.eval(&json!({"op": "create_tab", "tab": tab})).await?;
+        let reply: CreateReply = self
+            .eval_write(&json!({"op": "create_tab", "tab": tab}))
+            .await?;
         Ok(reply.status == "created")
     }
 
     pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {
         let reply: RemoveTabsReply = self
-            .eval(&json!({"op": "remove_tabs", "tabs": tabs}))
+            .eval_write(&json!({"op": "remove_tabs", "tabs": tabs}))
             .await?;
         Ok(reply.items_removed)
     }
 
     async fn write(&self, request: serde_json::Value) -> Result<Persisted, BackendError> {
-        let reply: WriteReply = self.eval(&request).await?;
+        let reply: WriteReply = self.eval_write(&request).await?;
         Ok(reply.persisted)
     }
 
@@ -288,11 +279,34 @@ impl CliBackend {
         &self,
         request: &serde_json::Value,
     ) -> Result<T, BackendError> {
-        let input = serde_json::to_vec(request).map_err(|e| BackendError::Failed(e.to_string()))?;
+        self.run(request, false).await
+    }
+
+    /// [`Self::eval`] of a write. A write's process is never killed halfway (that could leave
+    /// CopyQ's save delays at 0, or a move in both tabs): past the timeout it is left to finish
+    /// (holding its slot), and the write is reported as possibly made.
+    async fn eval_write<T: DeserializeOwned>(
+        &self,
+        request: &serde_json::Value,
+    ) -> Result<T, BackendError> {
+        self.run(request, true).await
+    }
+
+    async fn run<T: DeserializeOwned>(
+        &self,
+        request: &serde_json::Value,
+        write: bool,
+    ) -> Result<T, BackendError> {
+        let mut request = request.clone();
+        if let Some(values) = self.owed.get() {
+            request["owed_delays"] = values;
+        }
+        let input =
+            serde_json::to_vec(&request).map_err(|e| BackendError::Failed(e.to_string()))?;
         // Waiting for a slot counts against the call's timeout: CopyQ is never flooded, and a call
         // never waits longer than it may run.
         let started = Instant::now();
-        let _slot = tokio::time::timeout(self.config.timeout, self.slots.acquire())
+        let slot = tokio::time::timeout(self.config.timeout, self.slots.clone().acquire_owned())
             .await
             .map_err(|_| BackendError::Timeout(self.config.timeout))?
             .map_err(|_| BackendError::Failed("backend closed".into()))?;
@@ -304,46 +318,49 @@ impl CliBackend {
                 command: self.config.command.display().to_string(),
                 reason: e.to_string(),
             })?;
-        let run = async {
+        let owed = self.owed.clone();
+        let mut process = tokio::spawn(async move {
+            let _slot = slot;
             if let Some(mut stdin) = child.stdin.take() {
                 stdin.write_all(&input).await?;
             }
-            child.wait_with_output().await
+            let output = child.wait_with_output().await?;
+            owed.note(&output.stdout);
+            Ok::<_, std::io::Error>(output)
+        });
+        let output = match tokio::time::timeout(left, &mut process).await {
+            Ok(joined) => joined
+                .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?
+                .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?,
+            Err(_) if write => {
+                tracing::warn!(
+                    "a write's copyq process is still running past the timeout; left to finish"
+                );
+                return Err(BackendError::after(
+                    Made::Unknown,
+                    BackendError::Timeout(self.config.timeout),
+                ));
+            }
+            Err(_) => {
+                // Dropping the process kills it.
+                process.abort();
+                return Err(BackendError::Timeout(self.config.timeout));
+            }
         };
-        let output = tokio::time::timeout(left, run)
-            .await
-            .map_err(|_| BackendError::Timeout(self.config.timeout))?
-            .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?;
+        let made = made_so_far(&output.stdout);
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            if stderr.contains(NO_SERVER) {
-                return Err(BackendError::Unavailable);
-            }
-            let first = stderr.lines().next().unwrap_or("no output").trim();
-            return Err(BackendError::Failed(format!(
-                "copyq exited with {}: {first}",
-                output.status
-            )));
+            let cause = if stderr.contains(NO_SERVER) {
+                BackendError::Unavailable
+            } else {
+                let first = stderr.lines().next().unwrap_or("no output").trim();
+                BackendError::Failed(format!("copyq exited with {}: {first}", output.status))
+            };
+            return Err(match made {
+                Some(made) => BackendError::after(made, cause),
+                None => cause,
+            });
         }
-        let reply: Reply<T> = serde_json::from_slice(&output.stdout)
-            .map_err(|e| BackendError::Failed(format!("unreadable reply from copyq: {e}")))?;
-        let extra = reply.extra;
-        match (reply.ok, reply.body, reply.refusal.as_deref()) {
-            (true, Some(body), _) => Ok(body),
-            (false, _, Some("no_tab")) => Err(BackendError::NoSuchTab),
-            (false, _, Some("no_row")) => Err(BackendError::NoSuchRow {
-                count: extra.count.unwrap_or(0),
-            }),
-            (false, _, Some("conflict")) => Err(BackendError::Conflict),
-            (false, _, Some("misdirected")) => Err(BackendError::Misdirected {
-                tab: extra.tab.unwrap_or_default(),
-            }),
-            (false, _, Some("tab_full")) => Err(BackendError::TabFull {
-                limit: extra.limit.unwrap_or(0),
-            }),
-            _ => Err(BackendError::Failed(
-                reply.error.unwrap_or_else(|| "unexpected reply".into()),
-            )),
-        }
+        parse_reply(&output.stdout, made)
     }
 }

@@ -1,6 +1,7 @@
 // Bundled with copyq-mcp and run as `copyq eval -- <this script>`.
-// The request is JSON on stdin; the reply is one JSON object on stdout:
-// {"ok":true,...} or {"ok":false,"error":"..."}. User data never enters the script text.
+// The request is JSON on stdin; the reply is one JSON object on the last line of stdout:
+// {"ok":true,...} or {"ok":false,"error":"..."}, with "made" when a write failed after changing
+// CopyQ; lines before it say what a write has made so far. User data never enters the script text.
 // All work for one tool call happens here, so each call costs one process.
 // PROTOCOL (prepended by the gateway) holds the constants of the durable-write protocol
 // (src/backend/protocol.rs), which the writes below follow step for step.
@@ -76,7 +77,8 @@
       var total = size();
       var items = req.limit === null ? allRows(names[t], req.preview)
                                      : pageRows(total, req.skip, req.limit, req.preview);
-      tabs.push({ name: names[t], total: total, items: items });
+      // A whole tab read again row by row (see allRows) has its length of now.
+      tabs.push({ name: names[t], total: req.limit === null ? items.length : total, items: items });
     }
     return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
   }
@@ -88,6 +90,30 @@
   function Refusal(code, extra) { this.refusal = code; this.extra = extra || {}; }
 
   var SAVE_DELAYS = PROTOCOL.SAVE_DELAYS;
+
+  // What this write has changed in CopyQ so far (null: nothing): 'copy' once a move's item is in
+  // its target, 'change' once the write is made. Printed as a line of its own the moment it is
+  // true, so that the gateway knows it even if this process dies before its reply (CopyQ gone).
+  var made = null;
+  function nowMade(what) {
+    made = what;
+    print('made:' + what + '\n');
+  }
+  // The save delays could not be put back after a failed body, whose error the reply keeps.
+  var restoreError = null;
+
+  // Save delays are owed (zeroed by a write that died before putting them back) from the line
+  // `delays:[...]` until the line `delays:back`.
+  // Calls made after the connection to CopyQ is lost do nothing and throw nothing: the last one
+  // is read back to know they arrived.
+  function putDelays(values) {
+    SAVE_DELAYS.forEach(function (k, i) { config(k, values[i]); });
+    var last = SAVE_DELAYS.length - 1;
+    if (String(config(SAVE_DELAYS[last])) !== String(values[last])) {
+      throw new Error('the save delays were not put back');
+    }
+    print('delays:back\n');
+  }
 
   // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
   // reply: unload (= save now) every touched tab after the write. A tab CopyQ will not unload (open
@@ -101,16 +127,33 @@
     if (pinned.length) {
       // write protocol: zero-delays
       old = SAVE_DELAYS.map(function (k) { return config(k); });
-      SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+      print('delays:' + JSON.stringify(old) + '\n');
+      try {
+        SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+      } catch (e) {
+        putDelays(old);
+        throw e;
+      }
     }
     var result;
+    var failure = null;
     try {
       // write protocol: body (verify is each body's last part)
       result = body();
-    } finally {
-      // write protocol: restore-delays
-      if (old) SAVE_DELAYS.forEach(function (k, i) { config(k, old[i]); });
+      nowMade('change');
+    } catch (e) {
+      failure = e;
     }
+    // write protocol: restore-delays
+    if (old) {
+      try {
+        putDelays(old);
+      } catch (e) {
+        // The body's error wins; this one is reported beside it.
+        if (failure) restoreError = String(e); else failure = e;
+      }
+    }
+    if (failure) throw failure;
     // write protocol: unload-after
     names.forEach(function (n) { if (exists(n)) unload(n); });
     // write protocol: flush-tab-list
@@ -183,16 +226,26 @@
       change(req.row, MIME_TEXT, it.text,
              MIME_TAGS, it.tags.length ? it.tags.join(',') : undefined,
              MIME_NOTE, it.note ? it.note : undefined);
-      if (!sameAs(getItem(req.row), it)) throw new Error('change was not applied');
+      if (!alive() || !sameAs(getItem(req.row), it)) throw new Error('change was not applied');
       return {};
     });
+  }
+
+  // After a lost connection, CopyQ 17.0's client does nothing and says nothing, answering every
+  // call with nothing: CopyQ always has a tab, so an empty tab list means it is gone.
+  function alive() { return tab().length > 0; }
+
+  // Remove `row` of the current tab, which holds `count` rows, and see that it went.
+  function removeRow(row, count, what) {
+    remove(row);
+    if (!alive() || size() !== count - 1) throw new Error(what + ' was not applied');
   }
 
   function removeItem(req) {
     checkRow(req.tab, req.row, req.expect);
     return durably([req.tab], function () {
       tab(req.tab);
-      remove(req.row);
+      removeRow(req.row, size(), 'remove');
       return { count: size() };
     });
   }
@@ -207,9 +260,10 @@
       write(0, data);
       checkLanded(req.to);
       if (size() !== before + 1 || !sameAs(getItem(0), req.expect)) throw new Error('copy to target was not applied');
+      nowMade('copy');
       unload(req.to);
       checkRow(req.from, req.row, req.expect);
-      remove(req.row);
+      removeRow(req.row, size(), 'remove from source');
       return { new_index: 0 };
     });
   }
@@ -237,6 +291,8 @@
       tab(n);
       removed += size();
       removeTab(n);
+      if (!alive() || exists(n)) throw new Error('removeTab was not applied');
+      if (!made) nowMade('change');
     });
     flushTabList();
     return { items_removed: removed };
@@ -248,6 +304,7 @@
   var reply;
   try {
     var req = JSON.parse(str(input()));
+    if (req.owed_delays) putDelays(req.owed_delays);
     var op = ops[req.op];
     if (!op) throw new Error('unknown op ' + req.op);
     reply = op(req);
@@ -255,6 +312,8 @@
   } catch (e) {
     reply = e instanceof Refusal ? { ok: false, refusal: e.refusal, extra: e.extra }
                                  : { ok: false, error: String(e) };
+    if (made) reply.made = made;
+    if (restoreError) reply.restore_error = restoreError;
   }
   print(JSON.stringify(reply));
 })();

@@ -81,6 +81,19 @@ pub enum Persisted {
     Memory,
 }
 
+/// What a write had changed in CopyQ when a later step of it failed (see [`BackendError::Partial`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Made {
+    /// The write itself was made; a step after it (putting the save delays back, saving the
+    /// touched tabs) failed, so CopyQ may not have saved it yet, or keeps its save delays at 0.
+    Change,
+    /// A move wrote the item into its target tab (saved), but did not remove it from its source.
+    Copy,
+    /// CopyQ stopped answering during the write: what was sent may still be made when it answers.
+    Unknown,
+}
+
 /// A failure to reach CopyQ, a refusal that protects data, or an answer not understood.
 #[derive(Debug, Error)]
 pub enum BackendError {
@@ -122,6 +135,26 @@ pub enum BackendError {
     /// client (see `ToolError`'s `From<BackendError>`).
     #[error("CopyQ failed: {0}")]
     Failed(String),
+    /// The write was partly made: CopyQ changed as `made` says, then `cause` failed. Like
+    /// `Misdirected`, and unlike the other errors, something was changed.
+    #[error("{cause}")]
+    Partial {
+        made: Made,
+        cause: Box<BackendError>,
+    },
+}
+
+impl BackendError {
+    /// `cause`, after `made` was done; a cause that was itself partial keeps what it says.
+    pub fn after(made: Made, cause: BackendError) -> Self {
+        match cause {
+            partial @ Self::Partial { .. } => partial,
+            cause => Self::Partial {
+                made,
+                cause: Box::new(cause),
+            },
+        }
+    }
 }
 
 /// What `/healthz` says of CopyQ, besides whether it answers.

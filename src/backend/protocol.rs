@@ -1,5 +1,5 @@
 //! The durable-write protocol, described once. Both real backends follow it step for step: the
-//! socket backend in `native/write.rs`, the CLI backend in `copyq.js`, each step marked with a
+//! socket backend in `native/write.rs` and `native/durable.rs`, the CLI backend in `copyq.js`, each step marked with a
 //! `write protocol: STEP` comment there (a test below checks both carry every step, and nothing
 //! else). The constants both use come from here; the CLI script gets them as `PROTOCOL`.
 //!
@@ -18,10 +18,18 @@
 //!    change: the row equal; move: the source checked again before it is removed) and check the
 //!    target tab exists under its exact name (CopyQ may take a tab differing by `&`, see
 //!    [`super::names`]). A failed check is an error, never a silent success.
-//! 6. `restore-delays`: put the save delays back, whether or not the body succeeded.
+//! 6. `restore-delays`: put the save delays back, whether or not the body succeeded (and if
+//!    zeroing them failed halfway). When the body failed, its error is the one reported; this
+//!    step's own failure is logged.
 //! 7. `unload-after`: unload the touched tabs again: saved now.
 //! 8. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
 //!    `config()` call does; otherwise it does so a second later).
+//!
+//! A failure once CopyQ has changed is [`super::BackendError::Partial`], saying what was made
+//! ([`super::Made`]): after the body, a failed step 6, 7 or 8 (`change`); in a move, anything
+//! failing after the item is in its target (`copy`); CopyQ not answering during the body
+//! (`unknown`). The CLI script prints a `made:` line the moment each becomes true, so that even
+//! a `copyq` process that dies halfway (CopyQ gone) leaves the gateway knowing.
 
 use serde_json::{Value, json};
 
@@ -80,7 +88,13 @@ mod tests {
     fn both_implementations_mark_every_step_and_only_those() {
         for (name, source) in [
             ("copyq.js", include_str!("copyq.js")),
-            ("native/write.rs", include_str!("native/write.rs")),
+            (
+                "native/write.rs and durable.rs",
+                concat!(
+                    include_str!("native/write.rs"),
+                    include_str!("native/durable.rs")
+                ),
+            ),
         ] {
             let steps = marked(source);
             for step in STEPS {

@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use crate::backend::BackendError;
+use crate::backend::{BackendError, Made};
 use crate::clipboard::PathError;
 use crate::logging::field;
 
@@ -54,6 +54,17 @@ pub enum ToolError {
         expected: String,
         found: String,
     },
+    /// `COPYQ_ERROR`: the write **was partly made**: CopyQ changed as `made` says, then `cause`
+    /// failed. The audit log keeps the entry (`entry`, when there is a log), marked partial.
+    #[error("{}", partial_message(*made, from, to, cause, *entry))]
+    Partial {
+        made: Made,
+        /// The tab written (a move's source) and a move's target, as the client named them.
+        from: String,
+        to: String,
+        cause: String,
+        entry: Option<i64>,
+    },
     /// `COPYQ_ERROR`: CopyQ is unreachable or slow, or a refusal the gateway words itself.
     #[error("{0}")]
     CopyQ(String),
@@ -62,6 +73,27 @@ pub enum ToolError {
     /// `reference`.
     #[error("CopyQ failed to answer (ref {reference}); the gateway's log has the details")]
     CopyQInternal { reference: String },
+}
+
+fn partial_message(made: Made, from: &str, to: &str, cause: &str, entry: Option<i64>) -> String {
+    let said = match made {
+        Made::Copy => format!(
+            "This move was partly made: the item was copied to '{to}' but not removed from '{from}' ({cause}), \
+             so it is in both tabs now"
+        ),
+        Made::Change => format!(
+            "This write was made in '{from}', but a step after it failed ({cause}): CopyQ may not have saved it \
+             yet, or may keep its save delays at 0"
+        ),
+        Made::Unknown => format!(
+            "CopyQ stopped answering during this write to '{from}' ({cause}): it may have been made, or may \
+             still be made when CopyQ answers. Read the tab before retrying"
+        ),
+    };
+    match entry {
+        Some(id) => format!("{said}. The audit log keeps it as entry #{id}, marked partial"),
+        None => said,
+    }
 }
 
 fn missing_message(param: &str, mode: &str) -> String {
@@ -83,7 +115,7 @@ impl ToolError {
             Self::MissingParam { .. } => "MISSING_PARAM",
             Self::MatchNotFound(_) => "MATCH_NOT_FOUND",
             Self::VersionMismatch { .. } => "VERSION_MISMATCH",
-            Self::CopyQ(_) | Self::CopyQInternal { .. } => "COPYQ_ERROR",
+            Self::Partial { .. } | Self::CopyQ(_) | Self::CopyQInternal { .. } => "COPYQ_ERROR",
         }
     }
 

@@ -25,7 +25,7 @@ use crate::clipboard::Roots;
 pub struct Tools {
     pub backend: Backend,
     pub roots: Roots,
-    pub writes: tokio::sync::RwLock<()>,
+    pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
 }
@@ -35,7 +35,7 @@ impl Tools {
         Self {
             backend,
             roots,
-            writes: tokio::sync::RwLock::new(()),
+            writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             audit: None,
         }
     }

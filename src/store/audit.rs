@@ -23,9 +23,17 @@ pub struct AuditEntry {
     pub index: Option<i64>,
     /// Sizes only: `text_len`, `tags`, `note_len` of what was written.
     pub detail: String,
-    /// What the write removed or overwrote, as `(tab, items)` pairs in row order.
+    /// What the write removed or overwrote, as `(tab, items)` pairs in row order; for a move
+    /// left in both tabs (outcome `partial`), the copy in its target.
     pub previous: Vec<(String, Vec<Item>)>,
+    /// `done`; `partial` when the write failed after changing CopyQ (`note` says how), or
+    /// `misdirected` when CopyQ made it in another tab.
+    pub outcome: String,
+    pub note: String,
 }
+
+/// The outcome of a write that went as planned.
+pub const DONE: &str = "done";
 
 impl Store {
     pub fn record_audit(&self, e: &AuditEntry) -> Result<i64> {
@@ -33,8 +41,9 @@ impl Store {
             .map_err(|err| StoreError::Invalid(err.to_string()))?;
         let conn = self.conn();
         conn.execute(
-            "INSERT INTO audit (at, subject, role, mode, tab, to_tab, idx, detail, previous) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![now(), e.subject, e.role, e.mode, e.tab, e.to_tab, e.index, e.detail, previous],
+            "INSERT INTO audit (at, subject, role, mode, tab, to_tab, idx, detail, previous, outcome, note) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![now(), e.subject, e.role, e.mode, e.tab, e.to_tab, e.index, e.detail, previous, e.outcome, e.note],
         )
         .map_err(|err| self.err(err))?;
         Ok(conn.last_insert_rowid())
@@ -45,7 +54,7 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(
-                "SELECT id, at, subject, role, mode, tab, to_tab, idx, detail, previous FROM audit \
+                "SELECT id, at, subject, role, mode, tab, to_tab, idx, detail, previous, outcome, note FROM audit \
                  WHERE at >= ?1 ORDER BY id DESC LIMIT ?2",
             )
             .map_err(|e| self.err(e))?;
@@ -64,12 +73,37 @@ impl Store {
                     index: r.get(7)?,
                     detail: r.get(8)?,
                     previous: serde_json::from_str(&previous).unwrap_or_default(),
+                    outcome: r.get(10)?,
+                    note: r.get(11)?,
                 })
             })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>());
         let mut entries = rows.map_err(|e| self.err(e))?;
         entries.reverse();
         Ok(entries)
+    }
+
+    /// Say how a write that failed after changing CopyQ ended (`partial`, `misdirected`), and
+    /// what there is to put right when it is not what the write replaced (for a move left in
+    /// both tabs, the copy in its target).
+    pub fn settle_audit(
+        &self,
+        id: i64,
+        outcome: &str,
+        note: &str,
+        previous: Option<&[(String, Vec<Item>)]>,
+    ) -> Result<()> {
+        let previous = previous
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|err| StoreError::Invalid(err.to_string()))?;
+        self.conn()
+            .execute(
+                "UPDATE audit SET outcome = ?2, note = ?3, previous = COALESCE(?4, previous) WHERE id = ?1",
+                params![id, outcome, note, previous],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
     }
 
     /// Withdraw an entry whose write then failed (nothing was changed).
@@ -107,6 +141,8 @@ mod tests {
             index: Some(3),
             detail: "text_len:0".into(),
             previous: vec![("mcp/info".into(), vec![Item::new("gone", &["t"], "n")])],
+            outcome: DONE.into(),
+            note: String::new(),
         };
         let id = s.record_audit(&e).unwrap();
         let got = s.audit_entry(id).unwrap().unwrap();
@@ -116,5 +152,35 @@ mod tests {
         );
         assert_eq!(s.audit_since(now() + 10, 10).unwrap().len(), 0);
         assert_eq!(s.audit_since(0, 10).unwrap().len(), 1);
+        let stray = vec![("mcp/b".into(), vec![Item::new("copy", &[], "")])];
+        s.settle_audit(id, "partial", "copied to mcp/b", Some(&stray))
+            .unwrap();
+        let got = s.audit_entry(id).unwrap().unwrap();
+        assert_eq!(
+            (got.outcome.as_str(), got.note.as_str(), got.previous),
+            ("partial", "copied to mcp/b", stray)
+        );
+    }
+
+    /// A database made before outcomes were recorded gains the columns; its entries are `done`.
+    #[test]
+    fn an_older_audit_table_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = rusqlite::Connection::open(dir.path().join(super::super::FILE)).unwrap();
+        old.execute_batch(
+            "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, \
+             subject TEXT NOT NULL, role TEXT NOT NULL, mode TEXT NOT NULL, tab TEXT NOT NULL, to_tab TEXT, \
+             idx INTEGER, detail TEXT NOT NULL, previous TEXT NOT NULL); \
+             INSERT INTO audit (at, subject, role, mode, tab, detail, previous) \
+             VALUES (1, 'a', 'write', 'add', 'mcp/x', '', '[]');",
+        )
+        .unwrap();
+        drop(old);
+        let s = Store::open(dir.path()).unwrap();
+        let got = s.audit_since(0, 10).unwrap();
+        assert_eq!((got.len(), got[0].outcome.as_str()), (1, DONE));
+        drop(s);
+        // Opening again does not add them twice.
+        Store::open(dir.path()).unwrap();
     }
 }

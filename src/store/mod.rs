@@ -18,7 +18,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-pub use audit::AuditEntry;
+pub use audit::{AuditEntry, DONE};
 pub use grants::{ClientInfo, CodeRecord, GrantInfo, LiveGrant, NewClient, Taken};
 pub use retention::Pruned;
 pub use tokens::TokenInfo;
@@ -48,8 +48,12 @@ CREATE TABLE IF NOT EXISTS tokens (
 
 /// Columns added after a table was first shipped: a database from before gets them on open (a
 /// missing value means what it meant before the column existed).
-const ADDED_COLUMNS: &[(&str, &str, &str)] =
-    &[("grants", "tabs", "TEXT"), ("tokens", "tabs", "TEXT")];
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("grants", "tabs", "TEXT"),
+    ("tokens", "tabs", "TEXT"),
+    ("audit", "outcome", "TEXT NOT NULL DEFAULT 'done'"),
+    ("audit", "note", "TEXT NOT NULL DEFAULT ''"),
+];
 
 fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
     for (table, column, kind) in ADDED_COLUMNS {

@@ -8,6 +8,7 @@ mod support;
 mod audit;
 mod copyq_down;
 mod faults;
+mod halfdone;
 mod read;
 mod safety;
 mod versions;

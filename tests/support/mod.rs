@@ -2,6 +2,8 @@
 //! front of it, and a real MCP client (rmcp's Streamable HTTP client) to drive it.
 #![allow(dead_code)] // each test binary uses its own part of this
 
+pub mod proxy;
+
 use std::sync::OnceLock;
 
 use copyq_mcp::app::{Application, token_service};

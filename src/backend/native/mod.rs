@@ -4,6 +4,7 @@
 //! under a running gateway (Qt 5 to Qt 6, 6.4 to 17.0) is spoken to in its own layout.
 
 mod data_file;
+mod durable;
 mod read;
 mod write;
 
@@ -38,6 +39,9 @@ pub struct SocketBackend {
     conn: Arc<Mutex<Connection>>,
     /// `maxitems`, cached while the options file beside the socket is unchanged.
     limit: Arc<super::options::MaxItems>,
+    /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
+    /// the next read or write.
+    owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
 }
 
 /// A socket failure in the backend's terms: a lost or refused connection is `Unavailable`.
@@ -100,6 +104,7 @@ impl SocketBackend {
             config: Arc::new(config),
             conn: Arc::new(Mutex::new(None)),
             limit: Arc::new(super::options::MaxItems::new(options_file)),
+            owed: Arc::default(),
         }
     }
 

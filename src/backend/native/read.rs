@@ -10,6 +10,7 @@ impl SocketBackend {
     /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
     /// another (whole tabs through selections, which return every row in one reply).
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+        self.settle_owed().await?;
         let all_tabs = self.tabs().await?;
         let names: Vec<String> = match &req.tabs {
             TabSelector::Names { names } => names
@@ -39,7 +40,7 @@ impl SocketBackend {
         let rows: Vec<Vec<Item>> = match req.limit {
             Some(limit) => self.windows(&names, &totals, req.skip, limit).await?,
             None => self
-                .whole_checked(&names, &totals)
+                .whole_checked(&names, &mut totals)
                 .await?
                 .into_iter()
                 .map(|items| items.into_iter().skip(req.skip).collect())
@@ -114,11 +115,13 @@ impl SocketBackend {
 
     /// Whole tabs. A selection holds CopyQ's in-memory tab: if another client makes CopyQ unload
     /// that tab meanwhile (every write does, to save at once), the selection's data comes back
-    /// empty. Such a tab is read again row by row, which cannot be emptied that way.
+    /// empty. Such a tab is read again row by row, which cannot be emptied that way, to its length
+    /// now: the one read before may be stale (an item added meanwhile would push the oldest row out
+    /// of a read to the old length).
     async fn whole_checked(
         &self,
         names: &[String],
-        totals: &[usize],
+        totals: &mut [usize],
     ) -> Result<Vec<Vec<Item>>, BackendError> {
         let mut tabs = self.whole(names).await?;
         for i in 0..names.len() {
@@ -128,6 +131,7 @@ impl SocketBackend {
                     expected = totals[i],
                     "selection disagreed with the tab's length; reading rows"
                 );
+                totals[i] = self.length(&names[i]).await?;
                 let rows = self
                     .windows(&names[i..=i], &totals[i..=i], 0, totals[i])
                     .await?;

@@ -1,25 +1,14 @@
 //! Writes over the socket, following the durable-write protocol of [`crate::backend::protocol`]
 //! step for step (a comment marks each step), as the CLI script does.
 
-use std::future::Future;
-
 use super::super::socket::slots;
-use super::super::socket::value::{Call, Map, Value, map_get};
+use super::super::socket::value::{Map, Value, map_get};
 use super::data_file::Formats;
 use super::{SocketBackend, failed, item_of, map_of};
-use crate::backend::{BackendError, Item, Persisted};
-
-use crate::backend::protocol::SAVE_DELAYS;
+use crate::backend::{BackendError, Item, Made, Persisted};
 
 fn row(r: usize) -> i32 {
     i32::try_from(r).unwrap_or(i32::MAX)
-}
-
-fn set_config(name: &str, value: &str) -> Call {
-    Call::new(
-        "config(QVariantList)",
-        vec![Value::List(vec![Value::str(name), Value::str(value)])],
-    )
 }
 
 /// A slot's `QString` answer: null means success, anything else is CopyQ's error text.
@@ -40,7 +29,7 @@ impl SocketBackend {
         Ok(self.tabs().await?.iter().any(|t| t == tab))
     }
 
-    async fn length(&self, tab: &str) -> Result<usize, BackendError> {
+    pub(super) async fn length(&self, tab: &str) -> Result<usize, BackendError> {
         let call = slots::browser_length(tab);
         let reply = self.call(call.clone()).await?;
         Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
@@ -92,99 +81,6 @@ impl SocketBackend {
             return Err(BackendError::TabFull { limit });
         }
         Ok(())
-    }
-
-    /// Tabs CopyQ saved and dropped from memory (it keeps those open in its window).
-    async fn unload(&self, tabs: &[String]) -> Result<Vec<String>, BackendError> {
-        if tabs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let names: Vec<&str> = tabs.iter().map(String::as_str).collect();
-        let call = slots::unload_tabs(&names);
-        let reply = self.call(call.clone()).await?;
-        slots::expect_string_list(&call, reply).map_err(failed)
-    }
-
-    async fn config_text(&self, name: &str) -> Result<String, BackendError> {
-        let call = slots::config(name);
-        let reply = self.call(call.clone()).await?;
-        let map = slots::expect_map(&call, reply).map_err(failed)?;
-        Ok(match map_get(&map, name) {
-            Some(Value::Int(n)) => n.to_string(),
-            Some(v) => v.to_text().unwrap_or_default(),
-            None => String::new(),
-        })
-    }
-
-    async fn durably<T, F, Fut>(
-        &self,
-        names: &[&str],
-        body: F,
-    ) -> Result<(T, Persisted), BackendError>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, BackendError>>,
-    {
-        let all = self.tabs().await?;
-        let existing: Vec<String> = names
-            .iter()
-            .filter(|n| all.iter().any(|a| a == *n))
-            .map(|n| n.to_string())
-            .collect();
-        let created = existing.len() < names.len();
-        // write protocol: unload
-        let unloaded = self.unload(&existing).await?;
-        let pinned = existing.iter().any(|n| !unloaded.contains(n));
-        let mut old = Vec::new();
-        if pinned {
-            // write protocol: zero-delays
-            for k in SAVE_DELAYS {
-                old.push(self.config_text(k).await?);
-            }
-            self.call_many(SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect())
-                .await?;
-        }
-        // write protocol: body (verify is each body's last part)
-        let result = body().await;
-        if pinned {
-            // write protocol: restore-delays
-            self.call_many(
-                SAVE_DELAYS
-                    .iter()
-                    .zip(&old)
-                    .map(|(k, v)| set_config(k, v))
-                    .collect(),
-            )
-            .await?;
-        }
-        let value = result?;
-        let now: Vec<String> = {
-            let all = self.tabs().await?;
-            names
-                .iter()
-                .filter(|n| all.iter().any(|a| a == *n))
-                .map(|n| n.to_string())
-                .collect()
-        };
-        // write protocol: unload-after
-        self.unload(&now).await?;
-        if created {
-            // write protocol: flush-tab-list
-            self.flush_tab_list().await?;
-        }
-        Ok((
-            value,
-            if pinned {
-                Persisted::SaveDelay
-            } else {
-                Persisted::Unload
-            },
-        ))
-    }
-
-    /// CopyQ saves its tab list a second after a change; any config() call saves it at once.
-    async fn flush_tab_list(&self) -> Result<(), BackendError> {
-        self.call(slots::config("tabs")).await.map(|_| ())
     }
 
     async fn insert_map(&self, tab: &str, data: Map, expect: &Item) -> Result<(), BackendError> {
@@ -285,13 +181,17 @@ impl SocketBackend {
         self.check_room(to, limit).await?;
         let body = || async {
             self.insert_map(to, data, expect).await?;
-            self.unload(&[to.to_owned()]).await?;
-            self.check_row(from, r, expect).await?;
-            let qt = self.layout().await?.qt;
-            let reply = self
-                .call(slots::browser_remove_rows(qt, from, vec![row(r)]))
-                .await?;
-            ok_or_text(&reply, "remove from source")
+            // From here on the item is in the target: a failure leaves it in both tabs.
+            let source = async {
+                self.unload(&[to.to_owned()]).await?;
+                self.check_row(from, r, expect).await?;
+                let qt = self.layout().await?.qt;
+                let reply = self
+                    .call(slots::browser_remove_rows(qt, from, vec![row(r)]))
+                    .await?;
+                ok_or_text(&reply, "remove from source")
+            };
+            source.await.map_err(|e| BackendError::after(Made::Copy, e))
         };
         Ok(self.durably(&[to, from], body).await?.1)
     }
@@ -327,13 +227,22 @@ impl SocketBackend {
 
     pub async fn remove_tabs(&self, tabs: &[String]) -> Result<usize, BackendError> {
         let all = self.tabs().await?;
-        let mut removed = 0;
+        let (mut removed, mut made) = (0, false);
         for tab in tabs.iter().filter(|t| all.contains(t)) {
-            removed += self.length(tab).await?;
-            let reply = self.call(slots::remove_tab(tab)).await?;
-            ok_or_text(&reply, "removeTab")?;
+            let step = async {
+                let n = self.length(tab).await?;
+                let reply = self.call(slots::remove_tab(tab)).await?;
+                ok_or_text(&reply, "removeTab").map(|()| n)
+            };
+            removed += match step.await {
+                Err(e) if made => return Err(BackendError::after(Made::Change, e)),
+                other => other?,
+            };
+            made = true;
         }
-        self.flush_tab_list().await?;
-        Ok(removed)
+        match self.flush_tab_list().await {
+            Err(e) if made => Err(BackendError::after(Made::Change, e)),
+            other => other.map(|()| removed),
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::backend::{Backend, Item, MemoryBackend, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, Roots};
 use crate::mcp::Tools;
 
-fn setup() -> (Tools, MemoryBackend) {
+fn setup() -> (std::sync::Arc<Tools>, MemoryBackend) {
     let mem = MemoryBackend::with_tabs(vec![
         ("mcp/info".into(), vec![Item::new("i", &[], "")]),
         ("mcp/workspace/p".into(), vec![Item::new("p0", &[], "")]),
@@ -18,7 +18,7 @@ fn setup() -> (Tools, MemoryBackend) {
         ("&mcp/workspace/r".into(), vec![]),
     ]);
     (
-        Tools::new(Backend::Memory(mem.clone()), Roots::default()),
+        std::sync::Arc::new(Tools::new(Backend::Memory(mem.clone()), Roots::default())),
         mem,
     )
 }
@@ -37,7 +37,7 @@ fn map(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
 
-async fn write(tools: &Tools, who: &Principal, args: Value) -> String {
+async fn write(tools: &std::sync::Arc<Tools>, who: &Principal, args: Value) -> String {
     super::call(tools, who, &map(args))
         .await
         .unwrap_or_else(|e| e.line())

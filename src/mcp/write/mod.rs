@@ -8,8 +8,11 @@ mod params;
 pub(crate) use params::KNOWN;
 #[cfg(test)]
 mod coverage_tests;
+mod outcome;
 mod plan;
 mod render;
+
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -24,9 +27,10 @@ use plan::{Plan, plan, tab_full};
 use render::{Done, ok, preview_of};
 
 /// The `mcp_write` tool. Every execution is in the audit log: recorded before the write (no
-/// record, no write) and withdrawn if the write then fails.
+/// record, no write), withdrawn if the write then fails having changed nothing, and kept, saying
+/// what happened, if it failed after changing CopyQ.
 pub async fn call(
-    tools: &Tools,
+    tools: &Arc<Tools>,
     principal: &Principal,
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {
@@ -38,24 +42,45 @@ pub async fn call(
             &plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?,
         ));
     }
-    let _alone = tools.writes.write().await;
+    let alone = tools.writes.clone().write_owned().await;
     let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
+    // Once it starts, a write runs to its end in a task of its own: the request may be cancelled
+    // (client gone, request deadline), but a write stopped between its steps would leave CopyQ's
+    // save delays at 0, a move in both tabs, or an audit entry that says nothing. (rmcp runs each
+    // handler in a task today and does not abort it, but promises nothing; a guard restoring on
+    // drop could do neither the CLI's part, which runs in the copyq process, nor the audit's.)
+    // The write lock goes with it: the next write, and a stopping gateway, wait for this one.
+    let (tools, principal) = (tools.clone(), principal.clone());
+    tokio::spawn(async move {
+        let _alone = alone;
+        execute_audited(&tools, &plan, &principal).await
+    })
+    .await
+    .unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a write's task failed");
+        Err(ToolError::CopyQ(
+            "The write failed inside the gateway".into(),
+        ))
+    })
+}
+
+async fn execute_audited(
+    tools: &Tools,
+    plan: &Plan,
+    principal: &Principal,
+) -> Result<String, ToolError> {
     let audit_id = match &tools.audit {
-        Some(store) => Some(store.record_audit(&audit_entry(&plan, principal)).map_err(|e| {
+        Some(store) => Some(store.record_audit(&audit_entry(plan, principal)).map_err(|e| {
             tracing::error!(error = %e, "audit log unavailable; write refused");
             ToolError::CopyQ("The gateway's audit log is unavailable, so no write is allowed; nothing was changed".into())
         })?),
         None => None,
     };
-    let result = execute(tools, tabs, &plan).await;
-    // A misdirected write was made (elsewhere): its record stays.
-    let undone = matches!(&result, Err(e) if !matches!(e, ToolError::Misdirected { .. }));
-    if let (true, Some(store), Some(id)) = (undone, &tools.audit, audit_id)
-        && let Err(e) = store.drop_audit(id)
-    {
-        tracing::error!(error = %e, "cannot withdraw the audit entry of a failed write");
+    let result = execute(tools, &principal.tabs, plan).await;
+    match (&tools.audit, audit_id) {
+        (Some(store), Some(id)) => outcome::settle(store, id, plan, result),
+        _ => result,
     }
-    result
 }
 
 /// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
@@ -146,6 +171,8 @@ fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
         index: idx,
         detail,
         previous,
+        outcome: crate::store::DONE.into(),
+        note: String::new(),
     }
 }
 
@@ -180,6 +207,16 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
         )),
         BackendError::TabFull { limit } => tab_full(target, limit),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
+        BackendError::Partial { made, cause } => {
+            tracing::warn!(error = %cause, ?made, "a write failed after changing CopyQ");
+            ToolError::Partial {
+                made,
+                from: tab.shown.clone(),
+                to: target.shown.clone(),
+                cause: cause.to_string(),
+                entry: None,
+            }
+        }
         other => other.into(),
     }
 }
@@ -271,7 +308,7 @@ mod tests {
     use crate::clipboard::Roots;
     use serde_json::json;
 
-    fn tools(max_items: usize) -> (Tools, MemoryBackend) {
+    fn tools(max_items: usize) -> (Arc<Tools>, MemoryBackend) {
         let mem = MemoryBackend::with_tabs(vec![
             (
                 "mcp/info".into(),
@@ -281,7 +318,7 @@ mod tests {
         ])
         .with_max_items(max_items);
         (
-            Tools::new(Backend::Memory(mem.clone()), Roots::default()),
+            Arc::new(Tools::new(Backend::Memory(mem.clone()), Roots::default())),
             mem,
         )
     }
@@ -380,7 +417,7 @@ mod tests {
         assert_eq!(texts(&mem, "&mcp/workspace/kh"), ["x"]);
     }
 
-    async fn call_tool(tools: &Tools, a: serde_json::Value) -> String {
+    async fn call_tool(tools: &Arc<Tools>, a: serde_json::Value) -> String {
         match call(tools, &owner(), &args(a)).await {
             Ok(text) => text,
             Err(e) => e.line(),

@@ -1,0 +1,178 @@
+//! The steps of the durable-write protocol ([`crate::backend::protocol`]) around a write's body,
+//! over the socket: save the touched tabs before and after, and zero the save delays for the
+//! duration when a tab cannot be unloaded. A write whose body was made and a later step then failed
+//! is [`BackendError::Partial`]; when the body failed, its error wins and a failure to put the save
+//! delays back goes to the log. Save delays that could not be put back (CopyQ gone) are owed: put
+//! back before the next read or write.
+
+use std::future::Future;
+use std::sync::PoisonError;
+
+use super::super::socket::slots;
+use super::super::socket::value::{Call, Value, map_get};
+use super::{SocketBackend, failed};
+use crate::backend::protocol::SAVE_DELAYS;
+use crate::backend::{BackendError, Made, Persisted};
+
+fn set_config(name: &str, value: &str) -> Call {
+    Call::new(
+        "config(QVariantList)",
+        vec![Value::List(vec![Value::str(name), Value::str(value)])],
+    )
+}
+
+impl SocketBackend {
+    /// Tabs CopyQ saved and dropped from memory (it keeps those open in its window).
+    pub(super) async fn unload(&self, tabs: &[String]) -> Result<Vec<String>, BackendError> {
+        if tabs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = tabs.iter().map(String::as_str).collect();
+        let call = slots::unload_tabs(&names);
+        let reply = self.call(call.clone()).await?;
+        slots::expect_string_list(&call, reply).map_err(failed)
+    }
+
+    async fn config_text(&self, name: &str) -> Result<String, BackendError> {
+        let call = slots::config(name);
+        let reply = self.call(call.clone()).await?;
+        let map = slots::expect_map(&call, reply).map_err(failed)?;
+        Ok(match map_get(&map, name) {
+            Some(Value::Int(n)) => n.to_string(),
+            Some(v) => v.to_text().unwrap_or_default(),
+            None => String::new(),
+        })
+    }
+
+    /// The save delays as they are, then all set to 0. If setting them fails, some may be 0
+    /// already: they are put back before the error is returned.
+    async fn zero_delays(&self) -> Result<Vec<String>, BackendError> {
+        let mut old = Vec::new();
+        for k in SAVE_DELAYS {
+            old.push(self.config_text(k).await?);
+        }
+        let zeros = SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect();
+        if let Err(e) = self.call_many(zeros).await {
+            self.restore_delays_or_log(&old).await;
+            return Err(e);
+        }
+        Ok(old)
+    }
+
+    async fn put_delays(&self, old: &[String]) -> Result<(), BackendError> {
+        let calls = SAVE_DELAYS
+            .iter()
+            .zip(old)
+            .map(|(k, v)| set_config(k, v))
+            .collect();
+        self.call_many(calls).await.map(|_| ())
+    }
+
+    /// Put the save delays back; a failure is logged, and they are owed: put back before the
+    /// next call that reaches CopyQ.
+    async fn restore_delays_or_log(&self, old: &[String]) {
+        if let Err(e) = self.put_delays(old).await {
+            self.owe(old, &e);
+        }
+    }
+
+    fn owe(&self, old: &[String], e: &BackendError) {
+        tracing::error!(error = %e, "cannot put CopyQ's save delays back yet; the next call will");
+        *self.owed.lock().unwrap_or_else(PoisonError::into_inner) = Some(old.to_vec());
+    }
+
+    /// Put back save delays an earlier write could not (an error if CopyQ still does not answer).
+    pub(super) async fn settle_owed(&self) -> Result<(), BackendError> {
+        let owed = self
+            .owed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(old) = owed {
+            self.put_delays(&old).await?;
+            tracing::info!("CopyQ's save delays are put back");
+            *self.owed.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn durably<T, F, Fut>(
+        &self,
+        names: &[&str],
+        body: F,
+    ) -> Result<(T, Persisted), BackendError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, BackendError>>,
+    {
+        self.settle_owed().await?;
+        let all = self.tabs().await?;
+        let existing: Vec<String> = names
+            .iter()
+            .filter(|n| all.iter().any(|a| a == *n))
+            .map(|n| n.to_string())
+            .collect();
+        let created = existing.len() < names.len();
+        // write protocol: unload
+        let unloaded = self.unload(&existing).await?;
+        let pinned = existing.iter().any(|n| !unloaded.contains(n));
+        // write protocol: zero-delays
+        let old = match pinned {
+            true => Some(self.zero_delays().await?),
+            false => None,
+        };
+        // write protocol: body (verify is each body's last part)
+        let result = match body().await {
+            // CopyQ stopped answering with the write sent: it may still make it.
+            Err(e @ BackendError::Timeout(_)) => Err(BackendError::after(Made::Unknown, e)),
+            other => other,
+        };
+        if let Some(old) = &old {
+            // write protocol: restore-delays
+            match &result {
+                Ok(_) => {
+                    if let Err(e) = self.put_delays(old).await {
+                        self.owe(old, &e);
+                        return Err(BackendError::after(Made::Change, e));
+                    }
+                }
+                // The body's error is what the client hears; this one is logged.
+                Err(_) => self.restore_delays_or_log(old).await,
+            }
+        }
+        let value = result?;
+        self.save_after(names, created)
+            .await
+            .map_err(|e| BackendError::after(Made::Change, e))?;
+        Ok((
+            value,
+            if pinned {
+                Persisted::SaveDelay
+            } else {
+                Persisted::Unload
+            },
+        ))
+    }
+
+    /// Save what the write touched now that it is made.
+    async fn save_after(&self, names: &[&str], created: bool) -> Result<(), BackendError> {
+        let all = self.tabs().await?;
+        let now: Vec<String> = names
+            .iter()
+            .filter(|n| all.iter().any(|a| a == *n))
+            .map(|n| n.to_string())
+            .collect();
+        // write protocol: unload-after
+        self.unload(&now).await?;
+        if created {
+            // write protocol: flush-tab-list
+            self.flush_tab_list().await?;
+        }
+        Ok(())
+    }
+
+    /// CopyQ saves its tab list a second after a change; any config() call saves it at once.
+    pub(super) async fn flush_tab_list(&self) -> Result<(), BackendError> {
+        self.call(slots::config("tabs")).await.map(|_| ())
+    }
+}

@@ -1,0 +1,75 @@
+//! How a write that did not go as planned is left in the audit log: withdrawn when it changed
+//! nothing, kept and marked when it did (`partial`, `misdirected`), with what `audit restore` can
+//! put right.
+
+use super::ToolError;
+use super::plan::Plan;
+use crate::backend::Made;
+use crate::store::Store;
+
+/// Keep, mark or withdraw the audit entry `id` of a write that ended with `result`.
+pub(super) fn settle(
+    store: &Store,
+    id: i64,
+    plan: &Plan,
+    result: Result<String, ToolError>,
+) -> Result<String, ToolError> {
+    let kept = match &result {
+        Ok(_) => return result,
+        Err(ToolError::Misdirected { tab, landed }) => store.settle_audit(
+            id,
+            "misdirected",
+            &format!("made in {} instead", landed.as_deref().unwrap_or(tab)),
+            None,
+        ),
+        Err(ToolError::Partial { made, cause, .. }) => {
+            // What `audit restore` puts right: a move's copy in its target, else what it replaced.
+            let copy = match (made, plan) {
+                (Made::Copy, Plan::Move { to, item, .. }) => {
+                    Some(vec![(to.full.clone(), vec![item.clone()])])
+                }
+                _ => None,
+            };
+            let note = format!("{}: {cause}", made_note(*made));
+            store.settle_audit(
+                id,
+                "partial",
+                &crate::clipboard::flatten(&note),
+                copy.as_deref(),
+            )
+        }
+        Err(_) => {
+            if let Err(e) = store.drop_audit(id) {
+                tracing::error!(error = %e, "cannot withdraw the audit entry of a failed write");
+            }
+            return result;
+        }
+    };
+    if let Err(e) = kept {
+        tracing::error!(error = %e, "cannot mark the audit entry of a partly made write");
+    }
+    match result {
+        Err(ToolError::Partial {
+            made,
+            from,
+            to,
+            cause,
+            ..
+        }) => Err(ToolError::Partial {
+            made,
+            from,
+            to,
+            cause,
+            entry: Some(id),
+        }),
+        other => other,
+    }
+}
+
+fn made_note(made: Made) -> &'static str {
+    match made {
+        Made::Copy => "copied to the target, not removed from the source",
+        Made::Change => "made, then a step saving it failed",
+        Made::Unknown => "CopyQ stopped answering; may be made",
+    }
+}

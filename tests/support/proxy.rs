@@ -1,0 +1,178 @@
+//! A fault injector between the gateway and its private CopyQ: a proxy of CopyQ's local socket that
+//! forwards bytes both ways and, the `nth` time a call from the gateway holds every one of
+//! `patterns` (a slot such as `browserRemoveRows`, which both backends send as plain text; a tab
+//! name, sent as [`utf16`]), does something first: runs a closure (change CopyQ meanwhile, wait,
+//! pause it) or closes the connection (CopyQ gone, for a moment or a while). Both backends go
+//! through it: the socket backend connects to it, and the `copyq` client finds it from its own
+//! settings path (where CopyQ's socket would be), so a fault lands at the same step of the write
+//! whichever backend makes it.
+
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use copyq_mcp::config::Settings;
+use tempfile::TempDir;
+
+use super::PrivateCopyq;
+
+/// What the proxy does when the call it waits for comes.
+pub enum Fault {
+    /// Run this, then forward the call.
+    Run(Box<dyn FnOnce() + Send>),
+    /// Close the connection instead of forwarding the call.
+    Close,
+    /// Close it, and every connection made for this long after (CopyQ gone for a while).
+    Sever(Duration),
+}
+
+/// A string as CopyQ's calls carry it (a `QString`: UTF-16, big-endian).
+pub fn utf16(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_be_bytes).collect()
+}
+
+struct Trigger {
+    patterns: Vec<Vec<u8>>,
+    left: usize,
+    fault: Option<Fault>,
+    /// Connections are closed at once until then.
+    severed: Option<Instant>,
+}
+
+impl Trigger {
+    fn severed(&self) -> bool {
+        self.severed.is_some_and(|until| Instant::now() < until)
+    }
+}
+
+pub struct Proxy {
+    dir: TempDir,
+    session: String,
+    trigger: Arc<Mutex<Trigger>>,
+}
+
+impl Proxy {
+    /// A proxy of `copyq`'s socket that injects `fault` at the `nth` (from 1) call holding all
+    /// of `patterns`.
+    pub fn start(copyq: &PrivateCopyq, patterns: &[&[u8]], nth: usize, fault: Fault) -> Self {
+        let mut real = Settings::defaults().expect("settings");
+        copyq.configure(&mut real);
+        let target = real.copyq_socket().expect("CopyQ's socket");
+        // Under /tmp, as the sandbox: a CopyQ client in a chroot sees the same path.
+        let dir = tempfile::Builder::new()
+            .prefix("copyq-mcp-proxy-")
+            .tempdir_in("/tmp")
+            .expect("proxy dir");
+        let session = copyq.session().to_owned();
+        let me = Self {
+            dir,
+            session,
+            trigger: Arc::new(Mutex::new(Trigger {
+                patterns: patterns.iter().map(|p| p.to_vec()).collect(),
+                left: nth,
+                fault: Some(fault),
+                severed: None,
+            })),
+        };
+        let path = me.socket();
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("socket dir");
+        let listener = UnixListener::bind(&path).expect("bind the proxy");
+        let trigger = me.trigger.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if lock(&trigger).severed() {
+                    continue;
+                }
+                let Ok(server) = UnixStream::connect(&target) else {
+                    continue;
+                };
+                forward(client, server, trigger.clone());
+            }
+        });
+        me
+    }
+
+    fn socket(&self) -> PathBuf {
+        let name = format!("copyq-{}", self.session);
+        self.dir.path().join(&name).join(format!(".{name}_s"))
+    }
+
+    /// Point a gateway at the proxy instead of CopyQ (after `copyq.configure`).
+    pub fn configure(&self, settings: &mut Settings) {
+        settings.copyq.socket = self.socket().display().to_string();
+        settings.copyq.settings_path = self.dir.path().display().to_string();
+    }
+
+    /// Whether the fault was injected.
+    pub fn fired(&self) -> bool {
+        lock(&self.trigger).fault.is_none()
+    }
+}
+
+fn lock(trigger: &Mutex<Trigger>) -> std::sync::MutexGuard<'_, Trigger> {
+    trigger.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>) {
+    let (Ok(client_out), Ok(server_in)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    std::thread::spawn(move || pump(server_in, client_out));
+    std::thread::spawn(move || {
+        let mut from = client;
+        let mut to = server;
+        let mut buf = vec![0u8; 1 << 16];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            match due(&trigger, &buf[..n]) {
+                Some(Fault::Sever(d)) => {
+                    lock(&trigger).severed = Some(Instant::now() + d);
+                    let _ = from.shutdown(std::net::Shutdown::Both);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                Some(Fault::Close) => {
+                    let _ = from.shutdown(std::net::Shutdown::Both);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                Some(Fault::Run(f)) => f(),
+                None => {}
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}
+
+/// The fault, if this chunk holds the call it waits for. (Both backends write each call whole, so
+/// a call is never split across chunks.)
+fn due(trigger: &Mutex<Trigger>, chunk: &[u8]) -> Option<Fault> {
+    let mut t = lock(trigger);
+    t.fault.as_ref()?;
+    let has = |p: &Vec<u8>| chunk.windows(p.len()).any(|w| w == p.as_slice());
+    if !t.patterns.iter().all(has) {
+        return None;
+    }
+    if t.left > 1 {
+        t.left -= 1;
+        return None;
+    }
+    t.fault.take()
+}
+
+fn pump(mut from: UnixStream, mut to: UnixStream) {
+    let mut buf = vec![0u8; 1 << 16];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 || to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
