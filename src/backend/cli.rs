@@ -119,6 +119,8 @@ struct RawItem {
     text: String,
     tags: String,
     note: String,
+    #[serde(default)]
+    secret: bool,
 }
 
 impl CliBackend {
@@ -145,6 +147,7 @@ impl CliBackend {
                         text: i.text,
                         tags: split_tags(&i.tags),
                         note: i.note,
+                        secret: i.secret,
                     })
                     .collect(),
             })
