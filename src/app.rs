@@ -15,6 +15,7 @@ use crate::config::Settings;
 use crate::mcp::Tools;
 use crate::oauth::cimd::FetchOptions;
 use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
+use crate::privacy::Privacy;
 use crate::public::PublicBase;
 use crate::store::{Store, StoreError};
 
@@ -36,6 +37,8 @@ pub enum StartError {
     Tls(std::io::Error),
     #[error("{0}")]
     OAuth(String),
+    #[error("privacy: {0}")]
+    Privacy(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -234,12 +237,15 @@ impl Application {
             store.clone(),
             oauth.as_ref().map(|_| public.clone()),
         );
+        let privacy = Privacy::new(settings.privacy.redact, &settings.privacy.patterns)
+            .map_err(|e| StartError::Privacy(e.to_string()))?;
         let roots = Roots::new(
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
         let tools = Arc::new(
             Tools::new(backend, roots)
+                .with_privacy(privacy)
                 .with_audit(store.clone())
                 .with_options_file(copyq_options_file(settings)),
         );

@@ -31,6 +31,8 @@ pub struct Tools {
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
     /// CopyQ's `maxitems`, cached while CopyQ's options file is unchanged.
     pub limit: LimitCache,
+    /// What the read path masks (`[privacy]`); off unless [`Tools::with_privacy`] says otherwise.
+    pub privacy: crate::privacy::Privacy,
 }
 
 /// Asking CopyQ for `maxitems` costs ~20 ms (it builds its settings dialog). CopyQ rewrites its
@@ -83,7 +85,13 @@ impl Tools {
             writes: tokio::sync::RwLock::new(()),
             audit: None,
             limit: LimitCache::default(),
+            privacy: crate::privacy::Privacy::off(),
         }
+    }
+
+    pub fn with_privacy(mut self, privacy: crate::privacy::Privacy) -> Self {
+        self.privacy = privacy;
+        self
     }
 
     pub fn with_options_file(mut self, file: Option<std::path::PathBuf>) -> Self {
