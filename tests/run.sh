@@ -55,7 +55,7 @@ timed cargo clippy --all-targets --locked -- -D warnings
 timed "${upgrade[@]}" cargo test --locked --lib --bins --tests
 # ...and the integration suites that drive CopyQ once more through the copyq CLI backend: the same
 # byte-exact expectations hold for both.
-SUITES=(--test read --test write --test safety --test copyq_down --test audit --test faults --test versions)
+SUITES=(--test read --test redact --test write --test safety --test copyq_down --test audit --test faults --test versions)
 timed env COPYQ_MCP_TEST_BACKEND=cli cargo test --locked "${SUITES[@]}"
 
 # The version matrix: the same suites, both backends, each CopyQ in its chroot.
