@@ -3,7 +3,7 @@
 //! case-insensitive), the regex of each rule whose keyword occurs, the secret taken from the
 //! rule's capture group, then its entropy floor and allowlists.
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 
@@ -54,7 +54,8 @@ enum Target {
 
 struct Allow {
     regexes: Vec<Regex>,
-    stopwords: Vec<String>,
+    /// One automaton over all the stopwords (`generic-api-key` has about 1,500).
+    stopwords: Option<AhoCorasick>,
     target: Target,
 }
 
@@ -95,9 +96,17 @@ impl Allow {
             Some("line") => Target::Line,
             _ => Target::Secret,
         };
+        let stopwords = (!raw.stopwords.is_empty())
+            .then(|| {
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&raw.stopwords)
+                    .ok()
+            })
+            .flatten();
         Some(Self {
             regexes: raw.regexes.iter().filter_map(|r| compile(r).ok()).collect(),
-            stopwords: raw.stopwords.iter().map(|s| s.to_lowercase()).collect(),
+            stopwords,
             target,
         })
     }
@@ -108,18 +117,9 @@ impl Allow {
             Target::Match => matched,
             Target::Line => line,
         };
-        if self.regexes.iter().any(|r| r.is_match(target)) {
-            return true;
-        }
-        let lower = secret.to_ascii_lowercase();
-        self.stopwords
-            .iter()
-            .any(|w| memchr_contains(&lower, w.as_bytes()))
+        self.regexes.iter().any(|r| r.is_match(target))
+            || self.stopwords.as_ref().is_some_and(|w| w.is_match(secret))
     }
-}
-
-fn memchr_contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The line of `text` around `start..end`.
@@ -172,13 +172,15 @@ impl Gitleaks {
                     .collect(),
             });
         }
+        // A DFA: the fastest search, and 244 short keywords keep it small.
         let keywords = AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&words)
             .map_err(|e| e.to_string())?;
         let global = Allow::parse(file.allowlist).unwrap_or(Allow {
             regexes: Vec::new(),
-            stopwords: Vec::new(),
+            stopwords: None,
             target: Target::Secret,
         });
         let set = Self {
@@ -196,8 +198,12 @@ impl Gitleaks {
 
     /// The rules whose keywords occur in `text`.
     fn candidates(&self, text: &[u8]) -> Vec<usize> {
+        let mut hits = self.keywords.find_overlapping_iter(text).peekable();
+        if hits.peek().is_none() {
+            return Vec::new();
+        }
         let mut on = vec![false; self.rules.len()];
-        for m in self.keywords.find_overlapping_iter(text) {
+        for m in hits {
             for &r in &self.keyword_rules[m.pattern().as_usize()] {
                 on[r] = true;
             }
