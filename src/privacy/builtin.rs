@@ -103,7 +103,13 @@ impl Builtin {
 
     pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
-        for i in self.set.matches(bytes).iter() {
+        // Most texts have no candidate: `is_match` says so without building the set of matches.
+        let hits = if self.set.is_match(bytes) {
+            self.set.matches(bytes).into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        for i in hits {
             let (_, kind, rank) = RULES[i];
             for caps in self.regexes[i].captures_iter(bytes) {
                 if let Some((start, end)) = judge(i, &caps, text) {

@@ -154,6 +154,9 @@ impl Redactor {
 
     /// `text` with each secret replaced by `[redacted:KIND]`; borrowed when there is none.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if text.is_empty() {
+            return Cow::Borrowed(text);
+        }
         let spans = self.spans(text);
         if spans.is_empty() {
             return Cow::Borrowed(text);
