@@ -177,6 +177,7 @@ fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthConfig {
             extra_roots: (!o.metadata_document_ca_file.is_empty())
                 .then(|| PathBuf::from(&o.metadata_document_ca_file)),
         },
+        redact: settings.privacy.redact,
     }
 }
 
