@@ -8,6 +8,7 @@
 
 mod floors;
 mod load;
+mod redaction;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -35,6 +36,11 @@ impl Drop for Gateway {
 
 impl Gateway {
     fn start(copyq: &PrivateCopyq, backend: &str) -> Gateway {
+        Self::start_with(copyq, backend, &[])
+    }
+
+    /// As [`Gateway::start`], with more `COPYQ_MCP__*` settings.
+    pub fn start_with(copyq: &PrivateCopyq, backend: &str, env: &[(&str, &str)]) -> Gateway {
         let data = tempfile::tempdir().expect("tempdir");
         let out = Command::new(BIN)
             .args([
@@ -60,6 +66,7 @@ impl Gateway {
             .env("COPYQ_MCP__LIMITS__REQUESTS_PER_MINUTE", "100000000")
             .env("COPYQ_MCP__LIMITS__BURST", "1000000")
             .env("COPYQ_MCP__LOG__LEVEL", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -294,6 +301,12 @@ async fn run() {
     ];
     let copyq = PrivateCopyq::start_in(None).expect("a private CopyQ (apt-get install copyq xvfb)");
     seed(&copyq);
+    // COPYQ_MCP_BENCH_ONLY=redaction: that table alone, printed (bench/results.md is left as is).
+    if std::env::var("COPYQ_MCP_BENCH_ONLY").is_ok_and(|v| v == "redaction") {
+        let rows = redaction::table(&copyq, &http).await;
+        println!("\n{}", rows.join("\n"));
+        return;
+    }
     let socket = operations_table(&copyq, &http, &mut report).await;
     if let Some(chroot) = std::env::var_os("COPYQ_MCP_BENCH_CHROOT").filter(|c| !c.is_empty()) {
         let other =
@@ -301,6 +314,7 @@ async fn run() {
         seed(&other);
         drop(operations_table(&other, &http, &mut report).await);
     }
+    report.extend(redaction::table(&copyq, &http).await);
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
     report.push(String::new());
     report.push(format!(

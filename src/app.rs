@@ -15,6 +15,7 @@ use crate::config::{BackendKind, Settings};
 use crate::mcp::Tools;
 use crate::oauth::cimd::FetchOptions;
 use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
+use crate::privacy::Privacy;
 use crate::public::PublicBase;
 use crate::store::{Store, StoreError};
 
@@ -36,6 +37,8 @@ pub enum StartError {
     Tls(std::io::Error),
     #[error("{0}")]
     OAuth(String),
+    #[error("privacy: {0}")]
+    Privacy(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -166,6 +169,7 @@ fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthConfig {
             extra_roots: (!o.metadata_document_ca_file.is_empty())
                 .then(|| PathBuf::from(&o.metadata_document_ca_file)),
         },
+        redact: settings.privacy.redact,
     }
 }
 
@@ -236,11 +240,17 @@ impl Application {
             store.clone(),
             oauth.as_ref().map(|_| public.clone()),
         );
+        let privacy = Privacy::new(settings.privacy.redact, &settings.privacy.patterns)
+            .map_err(|e| StartError::Privacy(e.to_string()))?;
         let roots = Roots::new(
             settings.clipboard.roots.clone(),
             settings.clipboard.nested_roots.clone(),
         );
-        let tools = Arc::new(Tools::new(backend, roots).with_audit(store.clone()));
+        let tools = Arc::new(
+            Tools::new(backend, roots)
+                .with_privacy(privacy)
+                .with_audit(store.clone()),
+        );
         let shutdown = CancellationToken::new();
         auth.flush_last_use(shutdown.child_token());
         let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);

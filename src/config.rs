@@ -21,6 +21,7 @@ const LIST_KEYS: &[&str] = &[
     "oauth.redirect_origins",
     "clipboard.roots",
     "clipboard.nested_roots",
+    "privacy.patterns",
 ];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -35,7 +36,15 @@ pub struct Settings {
     pub copyq: CopyqSettings,
     pub clipboard: ClipboardSettings,
     pub audit: AuditSettings,
+    pub privacy: PrivacySettings,
     pub log: LogSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacySettings {
+    pub redact: crate::privacy::Redact,
+    pub patterns: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -256,6 +265,8 @@ impl Settings {
         if self.copyq.timeout_ms == 0 {
             return bad("copyq.timeout_ms", "must be greater than 0");
         }
+        crate::privacy::check_patterns(&self.privacy.patterns)
+            .map_err(|e| ConfigError(e.to_string()))?;
         if self.tls.cert.is_empty() != self.tls.key.is_empty() {
             return bad("tls.cert / tls.key", "set both, or neither");
         }
@@ -435,6 +446,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("clipboard.nested_roots"), "{e}");
+        let e = from_toml("[privacy]\npatterns = [\"ok\", \"(unclosed\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("privacy.patterns[1]"), "{e}");
+        let e = from_toml("[privacy]\nredact = \"some\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("redact"), "{e}");
     }
 
     /// Durations and the backend are parsed once, at load: a bad one fails there, naming its key.
@@ -499,6 +518,10 @@ mod tests {
             "clipboard.roots" => ("info,workspace", vec!["info", "workspace"]),
             "clipboard.nested_roots" => ("workspace", vec!["workspace"]),
             "server.trusted_proxies" => ("127.0.0.1,10.0.0.0/8", vec!["127.0.0.1", "10.0.0.0/8"]),
+            "privacy.patterns" => (
+                "internal-[a-z]{16},corp_[0-9]+",
+                vec!["internal-[a-z]{16}", "corp_[0-9]+"],
+            ),
             _ => (
                 "https://a.example,https://b.example",
                 vec!["https://a.example", "https://b.example"],
@@ -523,6 +546,7 @@ mod tests {
                 "oauth.redirect_origins" => &s.oauth.redirect_origins,
                 "clipboard.roots" => &s.clipboard.roots,
                 "clipboard.nested_roots" => &s.clipboard.nested_roots,
+                "privacy.patterns" => &s.privacy.patterns,
                 other => panic!("no accessor for {other}: add it here"),
             })
             .unwrap();

@@ -16,7 +16,8 @@
 //! and client-ID metadata documents, the consent page, tokens), over [`store`] (SQLite: clients,
 //! grants, revocations, the audit log, retention); [`public`] says which base URL a request is
 //! answered under; [`limit`] and `http::conn` bound what one client can take; [`text`] refuses
-//! names that hide or reorder characters; [`private`] keeps state files 0600 in a 0700 dir.
+//! names that hide or reorder characters; [`private`] keeps state files 0600 in a 0700 dir;
+//! [`privacy`] masks secrets in what the read tools return (pure: the read path applies it).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
 //! command line, [`owner`] the owner's commands (tokens, clients, audit), [`tls`] the built-in
@@ -44,6 +45,7 @@ pub(crate) mod logging;
 pub(crate) mod mcp;
 pub mod oauth;
 pub(crate) mod owner;
+pub mod privacy;
 pub(crate) mod private;
 pub(crate) mod public;
 pub mod sandbox;

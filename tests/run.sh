@@ -55,7 +55,7 @@ timed cargo clippy --all-targets --locked -- -D warnings
 timed "${upgrade[@]}" cargo test --locked --lib --bins --tests
 # ...and the integration suites that drive CopyQ once more through the copyq CLI backend: the same
 # byte-exact expectations hold for both.
-SUITES=(--test copyq)  # read, write, safety, copyq_down, audit, faults, halfdone, versions: tests/copyq/
+SUITES=(--test copyq)  # read, redact, write, safety, copyq_down, audit, faults, halfdone, versions: tests/copyq/
 timed env COPYQ_MCP_TEST_BACKEND=cli cargo test --locked "${SUITES[@]}"
 
 # The version matrix: the same suites, both backends, each CopyQ in its chroot.

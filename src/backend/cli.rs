@@ -111,6 +111,8 @@ struct RawItem {
     text: String,
     tags: String,
     note: String,
+    #[serde(default)]
+    secret: bool,
 }
 
 impl CliBackend {
@@ -168,6 +170,7 @@ impl CliBackend {
                         text: i.text,
                         tags: split_tags(&i.tags),
                         note: i.note,
+                        secret: i.secret,
                     })
                     .collect(),
             })

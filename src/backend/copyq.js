@@ -9,6 +9,7 @@
   var MIME_TEXT = PROTOCOL.MIME_TEXT;
   var MIME_NOTE = PROTOCOL.MIME_NOTE;
   var MIME_TAGS = PROTOCOL.MIME_TAGS;
+  var MIME_PASSWORD_HINT = PROTOCOL.MIME_PASSWORD_HINT;
 
   function s(bytes) { return bytes === undefined ? '' : str(bytes); }
 
@@ -35,7 +36,8 @@
     return {
       text: cut(s(data[MIME_TEXT]), preview),
       tags: s(data[MIME_TAGS]),
-      note: cut(s(data[MIME_NOTE]), preview)
+      note: cut(s(data[MIME_NOTE]), preview),
+      secret: s(data[MIME_PASSWORD_HINT]) === 'secret'
     };
   }
 
@@ -56,13 +58,16 @@
     var texts = sel.itemsFormat(MIME_TEXT);
     var tags = sel.itemsFormat(MIME_TAGS);
     var notes = sel.itemsFormat(MIME_NOTE);
-    if (texts.length !== total || tags.length !== total || notes.length !== total) {
+    var hints = sel.itemsFormat(MIME_PASSWORD_HINT);
+    if (texts.length !== total || tags.length !== total || notes.length !== total
+        || hints.length !== total) {
       tab(name);
       return pageRows(size(), 0, size(), preview);
     }
     var items = [];
     for (var i = 0; i < texts.length; ++i) {
-      items.push({ text: cut(s(texts[i]), preview), tags: s(tags[i]), note: cut(s(notes[i]), preview) });
+      items.push({ text: cut(s(texts[i]), preview), tags: s(tags[i]), note: cut(s(notes[i]), preview),
+                   secret: s(hints[i]) === 'secret' });
     }
     return items;
   }

@@ -8,6 +8,10 @@ pub struct Item {
     pub text: String,
     pub tags: Vec<String>,
     pub note: String,
+    /// Read only: CopyQ holds it with `x-kde-passwordManagerHint: secret` (a password manager's
+    /// copy). Writes never set it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
 }
 
 impl Item {
@@ -16,6 +20,7 @@ impl Item {
             text: text.into(),
             tags: tags.iter().map(|t| t.to_string()).collect(),
             note: note.into(),
+            secret: false,
         }
     }
 

@@ -199,6 +199,7 @@ fn cut_item(item: &Item, n: Option<usize>) -> Item {
         text: cut_utf16(&item.text, n),
         tags: item.tags.clone(),
         note: cut_utf16(&item.note, n),
+        secret: item.secret,
     }
 }
 

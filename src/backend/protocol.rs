@@ -36,6 +36,9 @@ use serde_json::{Value, json};
 pub const MIME_TEXT: &str = "text/plain";
 pub const MIME_TAGS: &str = "application/x-copyq-tags";
 pub const MIME_NOTE: &str = "application/x-copyq-item-notes";
+/// Set to `secret` on what a password manager put on the clipboard (KDE's convention, which
+/// CopyQ honours): such an item is never shown to a client.
+pub const MIME_PASSWORD_HINT: &str = "x-kde-passwordManagerHint";
 
 /// CopyQ's options for how long after a change it saves a tab (step 3).
 pub const SAVE_DELAYS: [&str; 5] = [
@@ -64,6 +67,7 @@ pub fn for_script() -> Value {
         "MIME_TEXT": MIME_TEXT,
         "MIME_TAGS": MIME_TAGS,
         "MIME_NOTE": MIME_NOTE,
+        "MIME_PASSWORD_HINT": MIME_PASSWORD_HINT,
         "SAVE_DELAYS": SAVE_DELAYS,
     })
 }

@@ -28,6 +28,8 @@ pub struct Tools {
     pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
+    /// What the read path masks (`[privacy]`); off unless [`Tools::with_privacy`] says otherwise.
+    pub privacy: crate::privacy::Privacy,
 }
 
 impl Tools {
@@ -37,7 +39,13 @@ impl Tools {
             roots,
             writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             audit: None,
+            privacy: crate::privacy::Privacy::off(),
         }
+    }
+
+    pub fn with_privacy(mut self, privacy: crate::privacy::Privacy) -> Self {
+        self.privacy = privacy;
+        self
     }
 
     pub fn with_audit(mut self, store: std::sync::Arc<crate::store::Store>) -> Self {

@@ -67,6 +67,23 @@ pub struct Consent<'a> {
     pub refresh_ttl: Duration,
     /// The gateway is reached over https: the cookie gets `Secure`.
     pub secure: bool,
+    pub redact: crate::privacy::Redact,
+}
+
+/// What the page says `[privacy] redact` masks.
+fn redaction(r: crate::privacy::Redact) -> &'static str {
+    use crate::privacy::Redact;
+    match r {
+        Redact::External => {
+            "Secrets in your tabs outside <code>mcp/</code> (keys, tokens, card numbers) are masked before they leave this computer."
+        }
+        Redact::All => {
+            "Secrets in every tab (keys, tokens, card numbers) are masked before they leave this computer."
+        }
+        Redact::Off => {
+            "Secret masking is off (<code>[privacy] redact</code>): the app sees secrets as they are."
+        }
+    }
 }
 
 /// A lifetime as a person says it: "1 hour", "30 days", "15 minutes".
@@ -126,7 +143,7 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
          (with all tabs, <em>your clipboard history included</em>: everything you have copied), and can search them. Changes nothing.</label><br>\
          <label><input type=\"radio\" name=\"role\" value=\"write\"{write}> <strong>Write</strong>: everything Read sees, and may add, \
          change, move and delete items in the tabs under <code>mcp/</code>. Your other tabs stay read-only.</label>\
-         </fieldset>{tabs}\
+         </fieldset>{tabs}<p>{redaction}</p>\
          <p>Access lasts {access} at a time, and the app renews it while it uses it; after {refresh} without use it ends. \
          Revoke it at any time on this machine with <code>copyq-mcp clients revoke</code>.</p>{message}\
          <p><label>Owner passphrase <input type=\"password\" name=\"passphrase\" autocomplete=\"current-password\" autofocus></label></p>\
@@ -147,6 +164,7 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
         tabs = tabs_fieldset(c),
         access = spoken(c.access_ttl),
         refresh = spoken(c.refresh_ttl),
+        redaction = redaction(c.redact),
     );
     let mut res = page(status, "Connect an app to CopyQ", &body);
     let cookie = format!(

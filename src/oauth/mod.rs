@@ -64,6 +64,8 @@ pub(crate) struct OAuthState {
     pub refresh_ttl: Duration,
     pub redirects: RedirectPolicy,
     pub max_clients: usize,
+    /// `[privacy] redact`, which the consent page states.
+    pub redact: crate::privacy::Redact,
     pending: Mutex<HashMap<String, Pending>>,
     documents: cimd::Fetcher,
     guesses: passphrase::Guesses,
@@ -84,6 +86,7 @@ pub(crate) struct OAuthConfig {
     pub registrations_per_hour: u32,
     pub authorize_per_minute: u32,
     pub documents: cimd::FetchOptions,
+    pub redact: crate::privacy::Redact,
 }
 
 impl OAuthState {
@@ -101,6 +104,7 @@ impl OAuthState {
             refresh_ttl: c.refresh_ttl,
             redirects: c.redirects,
             max_clients: c.max_clients,
+            redact: c.redact,
             pending: Mutex::new(HashMap::new()),
             documents: cimd::Fetcher::new(&c.documents)?,
             guesses: passphrase::Guesses::default(),
@@ -132,6 +136,7 @@ impl OAuthState {
             access_ttl: self.access_ttl,
             refresh_ttl: self.refresh_ttl,
             secure: self.secure(),
+            redact: self.redact,
         }
     }
 

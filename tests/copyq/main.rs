@@ -10,6 +10,7 @@ mod copyq_down;
 mod faults;
 mod halfdone;
 mod read;
+mod redact;
 mod safety;
 mod versions;
 mod write;

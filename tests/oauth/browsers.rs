@@ -248,6 +248,7 @@ async fn the_page_says_who_asks_what_each_role_sees_and_how_long() {
         "Access lasts 15 minutes at a time, and the app renews it while it uses it; after 7 days without use it ends.",
         "<code>copyq-mcp clients revoke</code>",
         "name=\"role\" value=\"read\" checked",
+        "Secrets in your tabs outside <code>mcp/</code> (keys, tokens, card numbers) are masked before they leave this computer.",
     ] {
         assert!(html.contains(says), "missing {says:?} in {html}");
     }

@@ -21,7 +21,7 @@ use super::socket::value::{Call, Map, Value, map_get};
 use super::socket::{MAX_FRAME_LEN, SocketError};
 use super::{BackendError, Item, split_tags};
 
-pub use super::protocol::{MIME_NOTE, MIME_TAGS, MIME_TEXT};
+pub use super::protocol::{MIME_NOTE, MIME_PASSWORD_HINT, MIME_TAGS, MIME_TEXT};
 
 #[derive(Debug, Clone)]
 pub struct SocketConfig {
@@ -63,6 +63,7 @@ pub fn item_of(map: &Map) -> Item {
         text: text(MIME_TEXT),
         tags: split_tags(&text(MIME_TAGS)),
         note: text(MIME_NOTE),
+        secret: text(MIME_PASSWORD_HINT) == "secret",
     }
 }
 

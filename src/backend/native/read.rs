@@ -59,6 +59,7 @@ impl SocketBackend {
                         text: cut(it.text, req.preview),
                         tags: it.tags,
                         note: cut(it.note, req.preview),
+                        secret: it.secret,
                     })
                     .collect(),
             })

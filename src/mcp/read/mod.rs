@@ -3,7 +3,8 @@
 //!
 //! - [`query`]: the arguments as a typed [`ReadQuery`] (parse, don't validate);
 //! - [`tabs`]: which tabs a scope or a name means;
-//! - [`render`]: `tree`, `list`, `item` replies; [`search`]: matching and its reply.
+//! - [`render`]: `tree`, `list`, `item` replies; [`search`]: matching and its reply;
+//! - [`redact`]: secrets masked in every page read, before any mode sees it.
 //!
 //! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; the same
 //! replies against a real CopyQ are in tests/copyq/read.rs.
@@ -11,6 +12,7 @@
 #[cfg(test)]
 mod coverage_tests;
 mod query;
+mod redact;
 mod render;
 mod search;
 mod tabs;

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 
+use super::redact::mask_page;
 use crate::backend::{ReadRequest, TabPage, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::Tools;
@@ -53,6 +54,9 @@ pub(super) async fn scan(
         .map(|p| (TabRef::from_full(&p.name), p))
         .collect();
     pages.sort_by(by_tab_order);
+    for (tab, page) in &mut pages {
+        mask_page(&tools.privacy, tab, page);
+    }
     Ok(pages)
 }
 
@@ -82,7 +86,9 @@ pub(super) async fn resolve(
     let mut pages = tools.backend.read(&request).await?.pages;
     for candidate in candidates {
         if let Some(pos) = pages.iter().position(|p| p.name == candidate.full) {
-            return Ok((candidate, pages.swap_remove(pos)));
+            let mut page = pages.swap_remove(pos);
+            mask_page(&tools.privacy, &candidate, &mut page);
+            return Ok((candidate, page));
         }
     }
     Err(ToolError::TabNotFound(one_line(input)))

@@ -160,6 +160,7 @@ fn add_op(a: &Args<'_>, tab: TabRef) -> Result<WriteOp, ToolError> {
             text: text.to_owned(),
             tags,
             note,
+            secret: false,
         },
     })
 }

@@ -1,0 +1,192 @@
+//! Secrets masked in each page as it comes from CopyQ, before `tree`, `list`, `item` or `search`
+//! sees it: previews are cut from masked text, and a search matches masked text, so a pattern
+//! cannot probe inside a secret and `match:` cannot point at one. `mcp_validate` runs the same
+//! read, so its size estimate is that of the masked reply.
+
+use std::borrow::Cow;
+
+use crate::backend::{Item, TabPage};
+use crate::clipboard::TabRef;
+use crate::privacy::{PASSWORD_MANAGER, Privacy, Redactor};
+
+/// Password-manager items hidden whole, in every mode; the rest masked if the mode covers `tab`.
+pub(super) fn mask_page(privacy: &Privacy, tab: &TabRef, page: &mut TabPage) {
+    let redactor = privacy.redactor_for(tab.external);
+    for it in &mut page.items {
+        if it.secret {
+            *it = hidden();
+        } else if let Some(r) = redactor {
+            mask_item(r, it);
+        }
+    }
+}
+
+/// What is shown of an item CopyQ marks as a password manager's: no text, tags or note.
+fn hidden() -> Item {
+    Item {
+        text: PASSWORD_MANAGER.into(),
+        secret: true,
+        ..Item::default()
+    }
+}
+
+fn mask_item(r: &Redactor, it: &mut Item) {
+    mask(r, &mut it.text);
+    mask(r, &mut it.note);
+    for tag in &mut it.tags {
+        mask(r, tag);
+    }
+}
+
+fn mask(r: &Redactor, s: &mut String) {
+    if let Cow::Owned(masked) = r.redact(s) {
+        *s = masked;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::backend::{Backend, Item, MemoryBackend};
+    use crate::clipboard::Roots;
+    use crate::mcp::Tools;
+    use crate::privacy::{Privacy, Redact};
+
+    const KEY: &str = "AKIAZ3MHQ7XWPLBV4KTN";
+
+    fn tools(mode: Redact) -> Tools {
+        let mut vault = Item::new("hunter2", &["pw"], "bank");
+        vault.secret = true;
+        let tabs = vec![
+            (
+                "mcp/info".into(),
+                vec![Item::new(&format!("managed {KEY}"), &[], "")],
+            ),
+            (
+                "clipboard".into(),
+                vec![
+                    Item::new(&format!("aws {KEY} end"), &["t"], &format!("note {KEY}")),
+                    vault,
+                ],
+            ),
+        ];
+        Tools::new(
+            Backend::Memory(MemoryBackend::with_tabs(tabs)),
+            Roots::default(),
+        )
+        .with_privacy(Privacy::new(mode, &[]).expect("builds"))
+    }
+
+    async fn read(tools: &Tools, args: Value) -> String {
+        let map = args.as_object().cloned().unwrap_or_default();
+        match crate::mcp::read::call(tools, &crate::clipboard::Coverage::All, &map).await {
+            Ok(text) => text,
+            Err(e) => e.line(),
+        }
+    }
+
+    const MASKED: &str = "aws [redacted:aws-access-token] end";
+
+    #[tokio::test]
+    async fn external_tabs_are_masked_in_every_mode_of_read() {
+        let t = tools(Redact::External);
+        let list = read(
+            &t,
+            json!({"mode": "list", "tab": "clipboard", "scope": "external", "include_note": true}),
+        )
+        .await;
+        assert_eq!(
+            list,
+            format!(
+                "mode:list|tab:clipboard|scope:external|total:2|showing:0-1\n0|\"{MASKED}\"|[t]|note:note [redacted:aws-access-token]\n1|\"[redacted:password-manager]\"|[]"
+            )
+        );
+        let item = read(
+            &t,
+            json!({"mode": "item", "tab": "clipboard", "index": 0, "scope": "external"}),
+        )
+        .await;
+        assert!(item.contains(&format!("text:{MASKED}")), "{item}");
+        let tree = read(&t, json!({"mode": "tree", "scope": "all"})).await;
+        assert!(
+            tree.contains(MASKED) && tree.contains(&format!("managed {KEY}")),
+            "{tree}"
+        );
+    }
+
+    #[tokio::test]
+    async fn search_cannot_see_inside_a_mask() {
+        let t = tools(Redact::External);
+        let probe = read(
+            &t,
+            json!({"mode": "search", "query": "AKIAZ3", "scope": "external"}),
+        )
+        .await;
+        assert_eq!(probe, "mode:search|query:AKIAZ3|scope:external|results:0");
+        let pw = read(
+            &t,
+            json!({"mode": "search", "query": "hunter|bank|pw", "scope": "all"}),
+        )
+        .await;
+        assert_eq!(pw, "mode:search|query:hunter|bank|pw|scope:all|results:0");
+        let kind = read(&t, json!({"mode": "search", "query": "redacted", "scope": "external", "search_in": "text"})).await;
+        assert_eq!(
+            kind,
+            format!(
+                "mode:search|query:redacted|scope:external|results:2\nclipboard[0]|\"{MASKED}\"|[t]|match:text|external\nclipboard[1]|\"[redacted:password-manager]\"|[]|match:text|external"
+            )
+        );
+        // The managed tab is not masked in this mode: its key is found there only.
+        let managed = read(
+            &t,
+            json!({"mode": "search", "query": "AKIAZ3", "scope": "all"}),
+        )
+        .await;
+        assert!(managed.contains("results:1\ninfo[0]"), "{managed}");
+    }
+
+    #[tokio::test]
+    async fn all_masks_managed_tabs_and_off_masks_nothing_but_passwords() {
+        let all = tools(Redact::All);
+        let item = read(&all, json!({"mode": "item", "tab": "info", "index": 0})).await;
+        assert!(
+            item.contains("text:managed [redacted:aws-access-token]"),
+            "{item}"
+        );
+        let off = tools(Redact::Off);
+        let list = read(
+            &off,
+            json!({"mode": "list", "tab": "clipboard", "scope": "external"}),
+        )
+        .await;
+        assert!(list.contains(&format!("aws {KEY} end")), "{list}");
+        assert!(
+            list.contains("1|\"[redacted:password-manager]\"|[]"),
+            "{list}"
+        );
+    }
+
+    #[tokio::test]
+    async fn validate_measures_the_masked_reply() {
+        let t = tools(Redact::External);
+        let params = json!({"mode": "item", "tab": "clipboard", "index": 0, "scope": "external"});
+        let reply = read(&t, params.clone()).await;
+        let map = json!({"tool": "read", "params": params});
+        let reader = crate::auth::Principal {
+            subject: "r".into(),
+            role: crate::auth::Role::Read,
+            token_id: "j".into(),
+            grant: None,
+            tabs: crate::clipboard::Coverage::All,
+        };
+        let got = crate::mcp::validate::call(&t, &reader, map.as_object().unwrap())
+            .await
+            .unwrap_or_else(|e| e.line());
+        let tokens = crate::mcp::validate::estimate_tokens(&reply);
+        assert_eq!(
+            got,
+            format!("valid:true|warnings:0|estimated_tokens:{tokens}")
+        );
+    }
+}

@@ -1,0 +1,256 @@
+//! The vendored gitleaks rule set (`rules/gitleaks.toml`, see `rules/README.md`): parsed and
+//! compiled once, then matched the way gitleaks does: a keyword prefilter (one Aho-Corasick pass,
+//! case-insensitive), the regex of each rule whose keyword occurs, the secret taken from the
+//! rule's capture group, then its entropy floor and allowlists.
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use super::Span;
+use super::entropy::shannon;
+
+const RULES: &str = include_str!("rules/gitleaks.toml");
+
+#[derive(Deserialize)]
+struct File {
+    allowlist: RawAllow,
+    rules: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRule {
+    id: String,
+    regex: Option<String>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    entropy: Option<f64>,
+    secret_group: Option<usize>,
+    #[serde(default)]
+    allowlists: Vec<RawAllow>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RawAllow {
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    regex_target: Option<String>,
+    condition: Option<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+}
+
+/// What an allowlist's regexes are matched against.
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+struct Allow {
+    regexes: Vec<Regex>,
+    /// One automaton over all the stopwords (`generic-api-key` has about 1,500).
+    stopwords: Option<AhoCorasick>,
+    target: Target,
+}
+
+struct Rule {
+    id: String,
+    regex: Regex,
+    entropy: Option<f64>,
+    group: Option<usize>,
+    allow: Vec<Allow>,
+}
+
+/// The compiled rule set.
+pub struct Gitleaks {
+    rules: Vec<Rule>,
+    global: Allow,
+    keywords: AhoCorasick,
+    /// For each keyword of `keywords`, the rules it enables.
+    keyword_rules: Vec<Vec<usize>>,
+}
+
+/// RE2's `\w`, `\d`, `\s` and `\b` are ASCII: so are these, which also keeps the automata small.
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(1 << 24)
+        .build()
+}
+
+impl Allow {
+    fn parse(raw: RawAllow) -> Option<Self> {
+        // File-name allowlists mean nothing for clipboard items; with `AND` they can never hold.
+        let and = raw.condition.as_deref() == Some("AND");
+        if (!raw.paths.is_empty() && and) || (raw.regexes.is_empty() && raw.stopwords.is_empty()) {
+            return None;
+        }
+        let target = match raw.regex_target.as_deref() {
+            Some("match") => Target::Match,
+            Some("line") => Target::Line,
+            _ => Target::Secret,
+        };
+        let stopwords = (!raw.stopwords.is_empty())
+            .then(|| {
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&raw.stopwords)
+                    .ok()
+            })
+            .flatten();
+        Some(Self {
+            regexes: raw.regexes.iter().filter_map(|r| compile(r).ok()).collect(),
+            stopwords,
+            target,
+        })
+    }
+
+    fn allows(&self, secret: &[u8], matched: &[u8], line: &[u8]) -> bool {
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => matched,
+            Target::Line => line,
+        };
+        self.regexes.iter().any(|r| r.is_match(target))
+            || self.stopwords.as_ref().is_some_and(|w| w.is_match(secret))
+    }
+}
+
+/// The line of `text` around `start..end`.
+fn line_of(text: &[u8], start: usize, end: usize) -> &[u8] {
+    let from = text[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let to = text[end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |i| end + i);
+    &text[from..to]
+}
+
+impl Gitleaks {
+    /// The vendored rules, and how many of them could not be compiled (none, as tested).
+    pub fn load() -> Result<(Self, usize), String> {
+        let file: File = toml::from_str(RULES).map_err(|e| e.to_string())?;
+        let mut rules = Vec::new();
+        let mut failed = 0;
+        let mut words: Vec<String> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        for raw in file.rules {
+            let Some(pattern) = raw.regex else { continue };
+            let Ok(regex) = compile(&pattern) else {
+                failed += 1;
+                continue;
+            };
+            let index = rules.len();
+            for k in &raw.keywords {
+                let k = k.to_lowercase();
+                match words.iter().position(|w| *w == k) {
+                    Some(i) => keyword_rules[i].push(index),
+                    None => {
+                        words.push(k);
+                        keyword_rules.push(vec![index]);
+                    }
+                }
+            }
+            rules.push(Rule {
+                id: raw.id,
+                regex,
+                entropy: raw.entropy,
+                group: raw.secret_group,
+                allow: raw
+                    .allowlists
+                    .into_iter()
+                    .filter_map(Allow::parse)
+                    .collect(),
+            });
+        }
+        // A DFA: the fastest search, and 244 short keywords keep it small.
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&words)
+            .map_err(|e| e.to_string())?;
+        let global = Allow::parse(file.allowlist).unwrap_or(Allow {
+            regexes: Vec::new(),
+            stopwords: None,
+            target: Target::Secret,
+        });
+        let set = Self {
+            rules,
+            global,
+            keywords,
+            keyword_rules,
+        };
+        Ok((set, failed))
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The rules whose keywords occur in `text`.
+    fn candidates(&self, text: &[u8]) -> Vec<usize> {
+        let mut hits = self.keywords.find_overlapping_iter(text).peekable();
+        if hits.peek().is_none() {
+            return Vec::new();
+        }
+        let mut on = vec![false; self.rules.len()];
+        for m in hits {
+            for &r in &self.keyword_rules[m.pattern().as_usize()] {
+                on[r] = true;
+            }
+        }
+        (0..on.len()).filter(|&i| on[i]).collect()
+    }
+
+    /// Every secret the rules find in `text`, as byte spans.
+    pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {
+        let bytes = text.as_bytes();
+        for r in self.candidates(bytes) {
+            let rule = &self.rules[r];
+            for caps in rule.regex.captures_iter(bytes) {
+                let Some(whole) = caps.get(0) else { continue };
+                let secret = match rule.group {
+                    Some(g) => caps.get(g),
+                    None => caps.iter().skip(1).flatten().find(|m| !m.is_empty()),
+                }
+                .unwrap_or(whole);
+                if self.refused(rule, secret.as_bytes(), whole.as_bytes(), bytes, whole) {
+                    continue;
+                }
+                let rank = if rule.id.starts_with("generic") { 3 } else { 1 };
+                out.push(Span::new(secret.start(), secret.end(), &rule.id, rank));
+            }
+        }
+    }
+
+    /// gitleaks' filters after a match: entropy, a digit for generic rules, allowlists.
+    fn refused(
+        &self,
+        rule: &Rule,
+        secret: &[u8],
+        matched: &[u8],
+        text: &[u8],
+        whole: regex::bytes::Match,
+    ) -> bool {
+        if let Some(floor) = rule.entropy {
+            if shannon(secret) <= floor {
+                return true;
+            }
+            if rule.id.starts_with("generic") && !secret.iter().any(u8::is_ascii_digit) {
+                return true;
+            }
+        }
+        let line = line_of(text, whole.start(), whole.end());
+        self.global.allows(secret, matched, line)
+            || rule.allow.iter().any(|a| a.allows(secret, matched, line))
+    }
+}

@@ -1,0 +1,204 @@
+//! Secret redaction: the spans of a text that look like secrets, masked as `[redacted:KIND]`.
+//! Pure (no I/O); one [`Redactor`] is built from `[privacy]` when the gateway starts.
+//!
+//! - [`gitleaks`]: the vendored gitleaks v8.30.1 rule set (provider keys, JWTs, private keys,
+//!   generic `key = value` assignments), behind its keyword prefilter;
+//! - [`builtin`]: what a clipboard needs beyond it: private keys cut off by a preview,
+//!   credentials in `Authorization` headers and URLs, Luhn-checked card numbers, long
+//!   high-entropy tokens ([`entropy`] tells them from hashes, UUIDs, paths and data URIs), and
+//!   the owner's own patterns (kind `custom`), all behind one `RegexSet` pass.
+//!
+//! A text with no candidate costs one Aho-Corasick pass and one `RegexSet` pass, and comes back
+//! borrowed, unchanged.
+
+mod builtin;
+mod entropy;
+mod gitleaks;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+use serde::Deserialize;
+
+/// Shown in place of an item CopyQ marks as coming from a password manager.
+pub const PASSWORD_MANAGER: &str = "[redacted:password-manager]";
+
+/// Which tabs' items are redacted (`[privacy] redact`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Redact {
+    /// Nothing is redacted (items from a password manager are still hidden).
+    Off,
+    /// Tabs outside `mcp/`: what the owner did not write through the gateway.
+    #[default]
+    External,
+    /// Every tab, the managed ones too.
+    All,
+}
+
+impl Redact {
+    /// Whether a tab is redacted in this mode.
+    pub fn covers(self, external: bool) -> bool {
+        match self {
+            Self::Off => false,
+            Self::External => external,
+            Self::All => true,
+        }
+    }
+}
+
+/// Why a [`Redactor`] could not be built: the message names the pattern and the regex error.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("privacy.patterns[{index}]: {reason}")]
+    Custom { index: usize, reason: String },
+    #[error("the vendored gitleaks rules do not load: {0}")]
+    Rules(String),
+}
+
+/// One secret found: byte offsets into the text, its kind, and a rank (lower wins a merge).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span<'r> {
+    pub start: usize,
+    pub end: usize,
+    pub kind: &'r str,
+    rank: u8,
+}
+
+impl<'r> Span<'r> {
+    fn new(start: usize, end: usize, kind: &'r str, rank: u8) -> Self {
+        Self {
+            start,
+            end,
+            kind,
+            rank,
+        }
+    }
+}
+
+/// The rules, compiled once.
+pub struct Redactor {
+    gitleaks: &'static gitleaks::Gitleaks,
+    builtin: builtin::Builtin,
+}
+
+/// The vendored rules are the same for every redactor: compiled once per process (about 0.1 s).
+fn vendored() -> Result<&'static gitleaks::Gitleaks, PatternError> {
+    static SET: OnceLock<Result<gitleaks::Gitleaks, String>> = OnceLock::new();
+    SET.get_or_init(|| gitleaks::Gitleaks::load().map(|(set, _failed)| set))
+        .as_ref()
+        .map_err(|e| PatternError::Rules(e.clone()))
+}
+
+/// Whether the owner's `patterns` compile: what config validation asks, without building rules.
+pub fn check_patterns(patterns: &[String]) -> Result<(), PatternError> {
+    builtin::check(patterns)
+}
+
+/// `[privacy]` as the read path uses it: the mode, and unless it is off, the redactor.
+#[derive(Debug, Clone)]
+pub struct Privacy {
+    pub mode: Redact,
+    redactor: Option<Arc<Redactor>>,
+}
+
+impl Privacy {
+    /// Nothing redacted (items from a password manager are still hidden): unit tests' default.
+    pub fn off() -> Self {
+        Self {
+            mode: Redact::Off,
+            redactor: None,
+        }
+    }
+
+    pub fn new(mode: Redact, patterns: &[String]) -> Result<Self, PatternError> {
+        let redactor = match mode {
+            Redact::Off => None,
+            _ => Some(Arc::new(Redactor::new(patterns)?)),
+        };
+        Ok(Self { mode, redactor })
+    }
+
+    /// The redactor for a tab, if this mode redacts it.
+    pub fn redactor_for(&self, external: bool) -> Option<&Redactor> {
+        self.redactor
+            .as_deref()
+            .filter(|_| self.mode.covers(external))
+    }
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} gitleaks rules)", self.gitleaks.len())
+    }
+}
+
+impl Redactor {
+    /// The vendored rules and the owner's `patterns` (Rust `regex` syntax, kind `custom`).
+    pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
+        Ok(Self {
+            gitleaks: vendored()?,
+            builtin: builtin::Builtin::new(patterns)?,
+        })
+    }
+
+    /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
+    pub fn spans(&self, text: &str) -> Vec<Span<'_>> {
+        let mut found = Vec::new();
+        self.gitleaks.find(text, &mut found);
+        self.builtin.find(text, &mut found);
+        merge(text, found)
+    }
+
+    /// `text` with each secret replaced by `[redacted:KIND]`; borrowed when there is none.
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if text.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let spans = self.spans(text);
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for s in &spans {
+            out.push_str(&text[at..s.start]);
+            out.push_str("[redacted:");
+            out.push_str(s.kind);
+            out.push(']');
+            at = s.end;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
+}
+
+/// Sorted, widened to character boundaries, overlapping spans joined under the best-ranked kind.
+fn merge<'r>(text: &str, mut spans: Vec<Span<'r>>) -> Vec<Span<'r>> {
+    for s in &mut spans {
+        while !text.is_char_boundary(s.start) {
+            s.start -= 1;
+        }
+        while !text.is_char_boundary(s.end) {
+            s.end += 1;
+        }
+    }
+    spans.retain(|s| s.end > s.start);
+    spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    let mut out: Vec<Span<'r>> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.start < last.end => {
+                last.end = last.end.max(s.end);
+                if s.rank < last.rank {
+                    last.kind = s.kind;
+                    last.rank = s.rank;
+                }
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
