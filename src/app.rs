@@ -12,7 +12,7 @@ use crate::auth::{AuthState, TokenService, load_or_create_key};
 use crate::backend::{AutoBackend, Backend, CliBackend, CliConfig, SocketBackend, SocketConfig};
 use crate::clipboard::Roots;
 use crate::config::{BackendKind, Settings};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 use crate::oauth::cimd::FetchOptions;
 use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
 use crate::privacy::Privacy;
@@ -247,7 +247,7 @@ impl Application {
             settings.clipboard.nested_roots.clone(),
         );
         let tools = Arc::new(
-            Tools::new(backend, roots)
+            ToolState::new(backend, roots)
                 .with_privacy(privacy)
                 .with_audit(store.clone()),
         );

@@ -9,7 +9,6 @@ mod cli;
 mod item;
 mod memory;
 pub(crate) mod names;
-mod native;
 mod options;
 pub mod protocol;
 pub mod socket;
@@ -24,7 +23,7 @@ pub use cli::{CliBackend, CliConfig};
 pub use item::Item;
 pub(crate) use item::split_tags;
 pub use memory::MemoryBackend;
-pub use native::{SocketBackend, SocketConfig};
+pub use socket::backend::{SocketBackend, SocketConfig};
 
 /// Which tabs a read covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

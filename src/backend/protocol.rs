@@ -1,10 +1,10 @@
 //! The durable-write protocol, described once. Both real backends follow it step for step: the
-//! socket backend in `native/write.rs` and `native/durable.rs`, the CLI backend in `copyq.js`, each step marked with a
+//! socket backend in `socket/backend/write.rs` and `socket/backend/durable.rs`, the CLI backend in `copyq.js`, each step marked with a
 //! `write protocol: STEP` comment there (a test below checks both carry every step, and nothing
 //! else). The constants both use come from here; the CLI script gets them as `PROTOCOL`.
 //!
 //! A write is acknowledged only once CopyQ has saved it (CopyQ saves minutes later on its own, and a
-//! crash before that loses the change; shared/COPYQ.md):
+//! crash before that loses the change: bench/durability.sh measures it):
 //!
 //! 1. `check`: before anything changes, the row still holds the item the write was planned against
 //!    (change, remove, move source), or the target has room under `maxitems` (insert, move target:
@@ -93,10 +93,10 @@ mod tests {
         for (name, source) in [
             ("copyq.js", include_str!("copyq.js")),
             (
-                "native/write.rs and durable.rs",
+                "socket/backend/write.rs and durable.rs",
                 concat!(
-                    include_str!("native/write.rs"),
-                    include_str!("native/durable.rs")
+                    include_str!("socket/backend/write.rs"),
+                    include_str!("socket/backend/durable.rs")
                 ),
             ),
         ] {

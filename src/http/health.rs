@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::HttpError;
 use crate::backend::Health;
 use crate::limit::{ClientAddr, RateLimiter};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 
 /// A health check must answer quickly even when CopyQ hangs.
 const PING_TIMEOUT: Duration = Duration::from_secs(3);
@@ -28,13 +28,13 @@ pub const PER_MINUTE: u32 = 120;
 
 /// The last probe and the lock that lets one probe run at a time.
 pub struct HealthState {
-    tools: Arc<Tools>,
+    tools: Arc<ToolState>,
     last: tokio::sync::Mutex<Option<(Instant, Health)>>,
     limiter: RateLimiter,
 }
 
 impl HealthState {
-    pub fn new(tools: Arc<Tools>) -> Self {
+    pub fn new(tools: Arc<ToolState>) -> Self {
         Self {
             tools,
             last: tokio::sync::Mutex::new(None),

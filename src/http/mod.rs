@@ -31,7 +31,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::auth::{AuthState, require_bearer};
 use crate::config::{LimitSettings, ServerSettings};
-use crate::mcp::{CopyqMcp, Tools};
+use crate::mcp::{CopyqMcp, ToolState};
 use crate::oauth::OAuthState;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -62,7 +62,7 @@ pub fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
 
 /// Everything the HTTP surface is built from.
 pub struct Surface<'a> {
-    pub tools: Arc<Tools>,
+    pub tools: Arc<ToolState>,
     pub auth: AuthState,
     pub oauth: Option<Arc<OAuthState>>,
     pub origins: OriginPolicy,

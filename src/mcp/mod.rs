@@ -22,17 +22,17 @@ use crate::clipboard::Roots;
 /// with reads (a write ends by unloading its tab, which a concurrent multi-step read would see as
 /// an empty tab).
 #[derive(Debug)]
-pub struct Tools {
+pub struct ToolState {
     pub backend: Backend,
     pub roots: Roots,
     pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
-    /// What the read path masks (`[privacy]`); off unless [`Tools::with_privacy`] says otherwise.
+    /// What the read path masks (`[privacy]`); off unless [`ToolState::with_privacy`] says otherwise.
     pub privacy: crate::privacy::Privacy,
 }
 
-impl Tools {
+impl ToolState {
     pub fn new(backend: Backend, roots: Roots) -> Self {
         Self {
             backend,

@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{Tools, read, validate, write};
+use super::{ToolState, read, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -26,11 +26,11 @@ name with scope=external, read-only. Indices start at 0 (newest) and shift after
 
 #[derive(Debug, Clone)]
 pub struct CopyqMcp {
-    tools: Arc<Tools>,
+    tools: Arc<ToolState>,
 }
 
 impl CopyqMcp {
-    pub fn new(tools: Arc<Tools>) -> Self {
+    pub fn new(tools: Arc<ToolState>) -> Self {
         Self { tools }
     }
 }

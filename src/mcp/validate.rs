@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Tools;
+use super::ToolState;
 use super::args::Args;
 use super::error::ToolError;
 use super::read::ReadQuery;
@@ -25,7 +25,7 @@ pub fn estimate_tokens(reply: &str) -> usize {
 }
 
 pub async fn call(
-    tools: &Tools,
+    tools: &ToolState,
     principal: &Principal,
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {
@@ -64,7 +64,7 @@ pub async fn call(
 
 /// Reads have no side effects, so the check runs the read itself and measures the real reply.
 async fn check_read(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {

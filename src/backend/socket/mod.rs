@@ -1,4 +1,4 @@
-//! CopyQ's local socket protocol (see shared/COPYQ.md): a native client, so a call costs ~0.1 ms
+//! CopyQ's local socket protocol: a native client, so a call costs ~0.1 ms
 //! instead of a `copyq` process.
 //!
 //! - [`value`]: the `QVariant` subset ([`Value`]) and a slot [`Call`];
@@ -7,7 +7,8 @@
 //! - [`client`]: an async [`Client`] over a Unix socket, pipelining calls with timeouts;
 //! - [`slots`]: constructors for the server slots the gateway uses;
 //! - [`path`]: where the socket is, computed the way the `copyq` client does;
-//! - [`probe`]: whether the server speaks the layout this client knows.
+//! - [`probe`]: whether the server speaks the layout this client knows;
+//! - [`backend`]: the socket backend, the [`crate::backend::Backend`] operations over this client.
 //!
 //! The socket is CopyQ's internal, unauthenticated RPC: it changes between versions (detect with
 //! [`probe::detect`], fall back to the CLI otherwise) and must never be reachable from a network.
@@ -24,6 +25,7 @@
 //! - when exiting it sends "stop" and waits up to 10 s for clients to hang up; this client does so
 //!   at once.
 
+pub(crate) mod backend;
 pub mod client;
 mod conn;
 pub(crate) mod decode;

@@ -1,4 +1,4 @@
-//! Our bytes against those of shared/copyq/protocol_probe.py, the Python client known to work
+//! Our bytes against those of tests/fixtures/protocol_probe.py (a copy of the team's reference probe), the Python client known to work
 //! with CopyQ 6.4.0/Qt 5: each case is a Python expression over the probe's own encoders (run in
 //! `python3`) next to the Rust that must produce the same bytes, and the reverse for replies.
 
@@ -10,7 +10,7 @@ use super::frame::{Message, decode_message, encode_call, split_frame};
 use super::slots;
 use super::value::{Call, Map, MapListType, Qt, Value};
 
-/// A copy of shared/copyq/protocol_probe.py, kept in the repository so this check runs anywhere.
+/// The team's reference probe, kept in the repository so this check runs anywhere.
 const PROBE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 const TEXT: &str = "text/plain";
 const V6: MapListType = MapListType::QVector;

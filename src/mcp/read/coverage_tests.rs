@@ -8,7 +8,7 @@ use super::tests::data;
 use crate::auth::{Principal, Role};
 use crate::backend::{Backend, Item, MemoryBackend};
 use crate::clipboard::{Coverage, Roots};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 
 /// The tests' tabs, plus an external tab whose name is also a managed tab's shown name (with
 /// scope all, a name that means both) and one whose name only differs by `&`.
@@ -22,9 +22,9 @@ fn tabs() -> Vec<(String, Vec<Item>)> {
     tabs
 }
 
-fn tools_with(keep: impl Fn(&str) -> bool) -> Tools {
+fn tools_with(keep: impl Fn(&str) -> bool) -> ToolState {
     let tabs = tabs().into_iter().filter(|(n, _)| keep(n)).collect();
-    Tools::new(
+    ToolState::new(
         Backend::Memory(MemoryBackend::with_tabs(tabs)),
         Roots::default(),
     )
@@ -44,13 +44,13 @@ fn map(v: &Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
 
-async fn read(tools: &Tools, tabs: &Coverage, args: &Value) -> String {
+async fn read(tools: &ToolState, tabs: &Coverage, args: &Value) -> String {
     super::call(tools, tabs, &map(args))
         .await
         .unwrap_or_else(|e| e.line())
 }
 
-async fn validate(tools: &Tools, who: &Principal, args: &Value) -> String {
+async fn validate(tools: &ToolState, who: &Principal, args: &Value) -> String {
     crate::mcp::validate::call(tools, who, &map(&json!({"tool": "read", "params": args})))
         .await
         .unwrap_or_else(|e| e.line())

@@ -25,7 +25,7 @@ pub use query::ReadQuery;
 
 use serde_json::{Map, Value};
 
-use super::Tools;
+use super::ToolState;
 use super::error::ToolError;
 use crate::clipboard::Coverage;
 use render::{item, list, tree};
@@ -33,7 +33,7 @@ use search::search;
 
 impl ReadQuery {
     /// The reply, over the tabs `tabs` covers only.
-    pub async fn run(&self, tools: &Tools, tabs: &Coverage) -> Result<String, ToolError> {
+    pub async fn run(&self, tools: &ToolState, tabs: &Coverage) -> Result<String, ToolError> {
         match self {
             Self::Tree {
                 scope,
@@ -80,7 +80,7 @@ impl ReadQuery {
 
 /// The `mcp_read` tool, for a caller who may see the tabs `tabs` covers.
 pub async fn call(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {

@@ -50,12 +50,12 @@ mod tests {
 
     use crate::backend::{Backend, Item, MemoryBackend};
     use crate::clipboard::Roots;
-    use crate::mcp::Tools;
+    use crate::mcp::ToolState;
     use crate::privacy::{Privacy, Redact};
 
     const KEY: &str = "AKIAZ3MHQ7XWPLBV4KTN";
 
-    fn tools(mode: Redact) -> Tools {
+    fn tools(mode: Redact) -> ToolState {
         let mut vault = Item::new("hunter2", &["pw"], "bank");
         vault.secret = true;
         let tabs = vec![
@@ -71,14 +71,14 @@ mod tests {
                 ],
             ),
         ];
-        Tools::new(
+        ToolState::new(
             Backend::Memory(MemoryBackend::with_tabs(tabs)),
             Roots::default(),
         )
         .with_privacy(Privacy::new(mode, &[]).expect("builds"))
     }
 
-    async fn read(tools: &Tools, args: Value) -> String {
+    async fn read(tools: &ToolState, args: Value) -> String {
         let map = args.as_object().cloned().unwrap_or_default();
         match crate::mcp::read::call(tools, &crate::clipboard::Coverage::All, &map).await {
             Ok(text) => text,

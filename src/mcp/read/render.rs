@@ -2,12 +2,12 @@
 
 use super::tabs::{resolve, scan};
 use crate::clipboard::{Coverage, Scope, tab_depth};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{PREVIEW_UNITS, Show, item_fields, showing, tab_fields, tag_list};
 
 pub(super) async fn tree(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     scope: Scope,
     max_depth: usize,
@@ -30,7 +30,7 @@ pub(super) async fn tree(
 }
 
 pub(super) async fn list(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     input: &str,
     scope: Scope,
@@ -61,7 +61,7 @@ pub(super) async fn list(
 }
 
 pub(super) async fn item(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     input: &str,
     scope: Scope,

@@ -7,7 +7,7 @@ use super::query::SearchIn;
 use super::tabs::scan;
 use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{Show, one_line, quoted, showing, tag_list};
 
@@ -27,7 +27,7 @@ fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static 
 }
 
 pub(super) async fn search(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     (query, pattern): (&str, &Regex),
     scope: Scope,

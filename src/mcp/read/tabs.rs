@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use super::redact::mask_page;
 use crate::backend::{ReadRequest, TabPage, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::one_line;
 
@@ -32,7 +32,7 @@ fn by_tab_order(a: &(TabRef, TabPage), b: &(TabRef, TabPage)) -> Ordering {
 /// Every tab of `scope` that `tabs` covers, in the reference's order: the others do not exist for
 /// the caller (no line, no count).
 pub(super) async fn scan(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     scope: Scope,
     limit: Option<usize>,
@@ -63,7 +63,7 @@ pub(super) async fn scan(
 /// The first of the tabs `input` may mean that exists and `tabs` covers, read with `request`'s
 /// window. A tab outside the coverage is never asked for: it is `TAB_NOT_FOUND` like a missing one.
 pub(super) async fn resolve(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     input: &str,
     scope: Scope,

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::backend::{Backend, Item, MemoryBackend};
 use crate::clipboard::{Coverage, Roots};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 
 const LONG: &str = "Long: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 const SPECIAL: &str = "pipe | and \"quotes\" \\ backslash 😀";
@@ -63,8 +63,8 @@ pub(super) fn data() -> Vec<(String, Vec<Item>)> {
     ]
 }
 
-fn tools() -> Tools {
-    Tools::new(
+fn tools() -> ToolState {
+    ToolState::new(
         Backend::Memory(MemoryBackend::with_tabs(data())),
         Roots::default(),
     )

@@ -7,9 +7,9 @@ use serde_json::{Map, Value, json};
 use crate::auth::{Principal, Role};
 use crate::backend::{Backend, Item, MemoryBackend, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, Roots};
-use crate::mcp::Tools;
+use crate::mcp::ToolState;
 
-fn setup() -> (std::sync::Arc<Tools>, MemoryBackend) {
+fn setup() -> (std::sync::Arc<ToolState>, MemoryBackend) {
     let mem = MemoryBackend::with_tabs(vec![
         ("mcp/info".into(), vec![Item::new("i", &[], "")]),
         ("mcp/workspace/p".into(), vec![Item::new("p0", &[], "")]),
@@ -18,7 +18,10 @@ fn setup() -> (std::sync::Arc<Tools>, MemoryBackend) {
         ("&mcp/workspace/r".into(), vec![]),
     ]);
     (
-        std::sync::Arc::new(Tools::new(Backend::Memory(mem.clone()), Roots::default())),
+        std::sync::Arc::new(ToolState::new(
+            Backend::Memory(mem.clone()),
+            Roots::default(),
+        )),
         mem,
     )
 }
@@ -37,13 +40,13 @@ fn map(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
 
-async fn write(tools: &std::sync::Arc<Tools>, who: &Principal, args: Value) -> String {
+async fn write(tools: &std::sync::Arc<ToolState>, who: &Principal, args: Value) -> String {
     super::call(tools, who, &map(args))
         .await
         .unwrap_or_else(|e| e.line())
 }
 
-async fn validate(tools: &Tools, who: &Principal, args: Value) -> String {
+async fn validate(tools: &ToolState, who: &Principal, args: Value) -> String {
     crate::mcp::validate::call(tools, who, &map(json!({"tool": "write", "params": args})))
         .await
         .unwrap_or_else(|e| e.line())

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::Tools;
+use super::ToolState;
 use super::error::ToolError;
 use crate::auth::Principal;
 use crate::backend::{BackendError, Item, ReadRequest, TabSelector};
@@ -30,7 +30,7 @@ use render::{Done, ok, preview_of};
 /// record, no write), withdrawn if the write then fails having changed nothing, and kept, saying
 /// what happened, if it failed after changing CopyQ.
 pub async fn call(
-    tools: &Arc<Tools>,
+    tools: &Arc<ToolState>,
     principal: &Principal,
     args: &Map<String, Value>,
 ) -> Result<String, ToolError> {
@@ -65,7 +65,7 @@ pub async fn call(
 }
 
 async fn execute_audited(
-    tools: &Tools,
+    tools: &ToolState,
     plan: &Plan,
     principal: &Principal,
 ) -> Result<String, ToolError> {
@@ -178,7 +178,7 @@ fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
 
 /// `mcp_validate` of a write: every check of the real call, no side effect; the reply it would give.
 pub async fn check(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     params: &Map<String, Value>,
 ) -> Result<(String, usize), ToolError> {
@@ -223,7 +223,7 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
 
 /// A write that CopyQ made in another tab than the one planned: say which, when the tab list shows
 /// it (and the caller covers it), and never that it was not made.
-async fn misdirected(tools: &Tools, tabs: &Coverage, e: ToolError) -> ToolError {
+async fn misdirected(tools: &ToolState, tabs: &Coverage, e: ToolError) -> ToolError {
     let ToolError::Misdirected { tab, landed: None } = e else {
         return e;
     };
@@ -242,14 +242,14 @@ async fn misdirected(tools: &Tools, tabs: &Coverage, e: ToolError) -> ToolError 
     ToolError::Misdirected { tab, landed }
 }
 
-async fn execute(tools: &Tools, tabs: &Coverage, plan: &Plan) -> Result<String, ToolError> {
+async fn execute(tools: &ToolState, tabs: &Coverage, plan: &Plan) -> Result<String, ToolError> {
     match execute_plan(tools, plan).await {
         Err(e) => Err(misdirected(tools, tabs, e).await),
         ok => ok,
     }
 }
 
-async fn execute_plan(tools: &Tools, plan: &Plan) -> Result<String, ToolError> {
+async fn execute_plan(tools: &ToolState, plan: &Plan) -> Result<String, ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
     let persisted = match plan {
@@ -308,7 +308,7 @@ mod tests {
     use crate::clipboard::Roots;
     use serde_json::json;
 
-    fn tools(max_items: usize) -> (Arc<Tools>, MemoryBackend) {
+    fn tools(max_items: usize) -> (Arc<ToolState>, MemoryBackend) {
         let mem = MemoryBackend::with_tabs(vec![
             (
                 "mcp/info".into(),
@@ -318,7 +318,10 @@ mod tests {
         ])
         .with_max_items(max_items);
         (
-            Arc::new(Tools::new(Backend::Memory(mem.clone()), Roots::default())),
+            Arc::new(ToolState::new(
+                Backend::Memory(mem.clone()),
+                Roots::default(),
+            )),
             mem,
         )
     }
@@ -417,7 +420,7 @@ mod tests {
         assert_eq!(texts(&mem, "&mcp/workspace/kh"), ["x"]);
     }
 
-    async fn call_tool(tools: &Arc<Tools>, a: serde_json::Value) -> String {
+    async fn call_tool(tools: &Arc<ToolState>, a: serde_json::Value) -> String {
         match call(tools, &owner(), &args(a)).await {
             Ok(text) => text,
             Err(e) => e.line(),

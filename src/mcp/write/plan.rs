@@ -2,7 +2,7 @@
 //! the tab, the substitute's match) and compute the result. Preview, validate and execute all start
 //! from the same plan, so they agree on what a call would do.
 
-use super::super::Tools;
+use super::super::ToolState;
 use super::super::error::ToolError;
 use super::params::{EditMode, Field, NewValue, WriteOp};
 use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
@@ -64,7 +64,7 @@ struct State {
 }
 
 async fn snapshot(
-    tools: &Tools,
+    tools: &ToolState,
     names: Vec<String>,
     (skip, limit): (usize, usize),
     limits: bool,
@@ -91,7 +91,7 @@ async fn snapshot(
 
 /// The item at `index` of `tab`, and the state it came from (for the other tab read with it).
 async fn item_at(
-    tools: &Tools,
+    tools: &ToolState,
     tab: &TabRef,
     index: i64,
     also: Option<&TabRef>,
@@ -164,7 +164,7 @@ fn room(state: &State, tab: &TabRef) -> Result<usize, ToolError> {
 /// `expected`: the version the agent read for the item an update, delete or move addresses.
 /// `tabs`: what the caller covers (the op's tabs are covered already; other tabs are not named).
 pub async fn plan(
-    tools: &Tools,
+    tools: &ToolState,
     tabs: &Coverage,
     op: &WriteOp,
     expected: Option<&str>,

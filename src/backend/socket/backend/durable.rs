@@ -8,8 +8,8 @@
 use std::future::Future;
 use std::sync::PoisonError;
 
-use super::super::socket::slots;
-use super::super::socket::value::{Call, Value, map_get};
+use super::super::slots;
+use super::super::value::{Call, Value, map_get};
 use super::{SocketBackend, failed};
 use crate::backend::protocol::SAVE_DELAYS;
 use crate::backend::{BackendError, Made, Persisted};

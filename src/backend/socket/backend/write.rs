@@ -1,8 +1,8 @@
 //! Writes over the socket, following the durable-write protocol of [`crate::backend::protocol`]
 //! step for step (a comment marks each step), as the CLI script does.
 
-use super::super::socket::slots;
-use super::super::socket::value::{Map, Value, map_get};
+use super::super::slots;
+use super::super::value::{Map, Value, map_get};
 use super::data_file::Formats;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Made, Persisted};

@@ -2,8 +2,8 @@
 //! their path as a `DataFile` value, not their content. The content is fetched with
 //! `browserItemData(QString,int,QString)`, all of a read's in one pipelined batch.
 
-use super::super::socket::slots;
-use super::super::socket::value::{Map, Value};
+use super::super::slots;
+use super::super::value::{Map, Value};
 use super::{MIME_NOTE, MIME_TAGS, MIME_TEXT, SocketBackend, row_arg};
 use crate::backend::BackendError;
 

@@ -14,14 +14,14 @@ use std::time::Duration;
 
 use tokio::sync::Mutex;
 
-use super::socket::client::{Client, Options};
-use super::socket::probe::{Detected, Layout, detect};
-use super::socket::slots;
-use super::socket::value::{Call, Map, Value, map_get};
-use super::socket::{MAX_FRAME_LEN, SocketError};
-use super::{BackendError, Item, split_tags};
+use super::client::{Client, Options};
+use super::probe::{Detected, Layout, detect};
+use super::slots;
+use super::value::{Call, Map, Value, map_get};
+use super::{MAX_FRAME_LEN, SocketError};
+use crate::backend::{BackendError, Item, split_tags};
 
-pub use super::protocol::{MIME_NOTE, MIME_PASSWORD_HINT, MIME_TAGS, MIME_TEXT};
+pub use crate::backend::protocol::{MIME_NOTE, MIME_PASSWORD_HINT, MIME_TAGS, MIME_TEXT};
 
 #[derive(Debug, Clone)]
 pub struct SocketConfig {
@@ -38,7 +38,7 @@ pub struct SocketBackend {
     config: Arc<SocketConfig>,
     conn: Arc<Mutex<Connection>>,
     /// `maxitems`, cached while the options file beside the socket is unchanged.
-    limit: Arc<super::options::MaxItems>,
+    limit: Arc<crate::backend::options::MaxItems>,
     /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
     /// the next read or write.
     owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
@@ -100,11 +100,11 @@ fn cut(s: String, n: Option<usize>) -> String {
 
 impl SocketBackend {
     pub fn new(config: SocketConfig) -> Self {
-        let options_file = super::options::beside(&config.path);
+        let options_file = crate::backend::options::beside(&config.path);
         Self {
             config: Arc::new(config),
             conn: Arc::new(Mutex::new(None)),
-            limit: Arc::new(super::options::MaxItems::new(options_file)),
+            limit: Arc::new(crate::backend::options::MaxItems::new(options_file)),
             owed: Arc::default(),
         }
     }
@@ -172,15 +172,15 @@ impl SocketBackend {
         self.tabs().await.map(|_| ())
     }
 
-    pub async fn health(&self) -> super::Health {
+    pub async fn health(&self) -> crate::backend::Health {
         match (self.probe().await, self.ping().await) {
-            (Ok(layout), Ok(())) => super::Health {
+            (Ok(layout), Ok(())) => crate::backend::Health {
                 up: true,
                 backend: "socket",
                 copyq_version: None,
                 protocol: Some(layout.describe()),
             },
-            _ => super::Health::down("socket"),
+            _ => crate::backend::Health::down("socket"),
         }
     }
 

@@ -1,8 +1,8 @@
 //! Reads over the socket: lengths in one batch, then the rows in another (whole tabs through
 //! selections, which return every row in one reply), formats kept in files fetched afterwards.
 
-use super::super::socket::slots;
-use super::super::socket::value::{Map, Value};
+use super::super::slots;
+use super::super::value::{Map, Value};
 use super::{SocketBackend, cut, data_file, failed, item_of, row_arg};
 use crate::backend::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector};
 
