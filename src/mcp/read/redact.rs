@@ -11,8 +11,18 @@ use crate::privacy::{PASSWORD_MANAGER, Privacy, Redactor};
 
 /// Password-manager items hidden whole, in every mode; the rest masked if the mode covers `tab`.
 pub(super) fn mask_page(privacy: &Privacy, tab: &TabRef, page: &mut TabPage) {
-    let redactor = privacy.redactor_for(tab.external);
-    for it in &mut page.items {
+    mask_items(privacy, tab.external, &mut page.items);
+}
+
+/// `items`, as a reply may show them from a managed (or, `external`, an external) tab: what
+/// [`mask_page`] does to a page, for the items a write's preview shows.
+pub(crate) fn mask_items<'a>(
+    privacy: &Privacy,
+    external: bool,
+    items: impl IntoIterator<Item = &'a mut Item>,
+) {
+    let redactor = privacy.redactor_for(external);
+    for it in items {
         if it.secret {
             *it = hidden();
         } else if let Some(r) = redactor {
@@ -87,6 +97,49 @@ mod tests {
     }
 
     const MASKED: &str = "aws [redacted:aws-access-token] end";
+
+    /// A write's preview shows the item it would delete as a read would show it.
+    async fn delete_preview(mode: Redact, vault_in_managed: bool) -> String {
+        let tools = std::sync::Arc::new(tools(mode));
+        if vault_in_managed {
+            let Backend::Memory(mem) = &tools.backend else {
+                unreachable!("memory backend")
+            };
+            let mut vault = Item::new("hunter2", &[], "");
+            vault.secret = true;
+            mem.insert("mcp/info", &vault, 200).expect("insert");
+        }
+        let who = crate::auth::Principal {
+            subject: "w".into(),
+            role: crate::auth::Role::Write,
+            token_id: "j".into(),
+            grant: None,
+            tabs: crate::clipboard::Coverage::All,
+        };
+        let args = json!({"mode": "delete", "tab": "info", "index": 0, "intent": "preview"});
+        crate::mcp::write::call(&tools, &who, args.as_object().expect("object"))
+            .await
+            .unwrap_or_else(|e| e.line())
+    }
+
+    #[tokio::test]
+    async fn write_previews_mask_what_copyq_holds_like_reads() {
+        let preview = |text: &str| {
+            format!("preview|mode:delete\ntab:info|index:0\nwill_delete:\ntext:\"{text}\"\ntags:[]")
+        };
+        assert_eq!(
+            delete_preview(Redact::All, false).await,
+            preview("managed [redacted:aws-access-token]")
+        );
+        assert_eq!(
+            delete_preview(Redact::External, false).await,
+            preview(&format!("managed {KEY}"))
+        );
+        assert_eq!(
+            delete_preview(Redact::Off, true).await,
+            preview("[redacted:password-manager]")
+        );
+    }
 
     #[tokio::test]
     async fn external_tabs_are_masked_in_every_mode_of_read() {

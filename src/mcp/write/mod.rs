@@ -24,7 +24,7 @@ use crate::clipboard::{Coverage, TabRef};
 use crate::store::AuditEntry;
 use params::WriteCall;
 use plan::{Plan, plan, tab_full};
-use render::{Done, ok, preview_of};
+use render::{Done, ok, preview_masked};
 
 /// The `mcp_write` tool. Every execution is in the audit log: recorded before the write (no
 /// record, no write), withdrawn if the write then fails having changed nothing, and kept, saying
@@ -38,9 +38,8 @@ pub async fn call(
     let call = WriteCall::parse(args, &tools.roots, tabs)?;
     if call.preview {
         let _shared = tools.writes.read().await;
-        return Ok(preview_of(
-            &plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?,
-        ));
+        let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
+        return Ok(preview_masked(&plan, &tools.privacy));
     }
     let alone = tools.writes.clone().write_owned().await;
     let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
@@ -186,7 +185,7 @@ pub async fn check(
     let _shared = tools.writes.read().await;
     let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     let reply = if call.preview {
-        preview_of(&plan)
+        preview_masked(&plan, &tools.privacy)
     } else {
         ok(&plan, Done::expected(&plan))
     };

@@ -97,7 +97,21 @@ fn field_value(item: &Item, field: Field) -> String {
     }
 }
 
-pub fn preview_of(plan: &Plan) -> String {
+/// A preview shows what CopyQ holds (the item a write replaces, deletes or moves) as a read
+/// would: masked as `[privacy]` says, a password manager's item hidden. The agent's own new text
+/// is shown as it gave it.
+pub fn preview_masked(plan: &Plan, privacy: &crate::privacy::Privacy) -> String {
+    let mut shown = plan.clone();
+    let existing: Vec<&mut Item> = match &mut shown {
+        Plan::Update { before, after, .. } => vec![before, after],
+        Plan::Delete { item, .. } | Plan::Move { item, .. } => vec![item],
+        Plan::Add { .. } | Plan::TabCreate { .. } | Plan::TabDelete { .. } => Vec::new(),
+    };
+    crate::mcp::read::mask_items(privacy, false, existing);
+    preview_of(&shown)
+}
+
+fn preview_of(plan: &Plan) -> String {
     let lines: Vec<String> = match plan {
         Plan::Add { tab, item, .. } => {
             let mut l = vec![
