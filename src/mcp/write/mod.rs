@@ -10,6 +10,7 @@ pub(crate) use params::KNOWN;
 mod coverage_tests;
 mod outcome;
 mod plan;
+mod record;
 mod render;
 
 use std::sync::Arc;
@@ -19,11 +20,11 @@ use serde_json::{Map, Value};
 use super::ToolState;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, Item, ReadRequest, TabSelector};
+use crate::backend::{BackendError, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
-use crate::store::AuditEntry;
 use params::WriteCall;
 use plan::{Plan, plan, tab_full};
+use record::audit_entry;
 use render::{Done, ok, preview_masked};
 
 /// The `mcp_write` tool. Every execution is in the audit log: recorded before the write (no
@@ -79,99 +80,6 @@ async fn execute_audited(
     match (&tools.audit, audit_id) {
         (Some(store), Some(id)) => outcome::settle(store, id, plan, result),
         _ => result,
-    }
-}
-
-/// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
-fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
-    let sizes = |it: &Item| {
-        format!(
-            "text_len:{}|tags:{}|note_len:{}",
-            it.text.chars().count(),
-            it.tags.len(),
-            it.note.chars().count()
-        )
-    };
-    let index = |i: usize| Some(i64::try_from(i).unwrap_or(i64::MAX));
-    let (mode, tab, to_tab, idx, detail, previous) = match plan {
-        Plan::Add { tab, item, .. } => ("add", &tab.full, None, index(0), sizes(item), vec![]),
-        Plan::Update {
-            tab,
-            index: i,
-            field,
-            edit,
-            before,
-            after,
-        } => (
-            "update",
-            &tab.full,
-            None,
-            index(*i),
-            format!(
-                "field:{}|edit_mode:{}|{}",
-                field.name(),
-                edit.name(),
-                sizes(after)
-            ),
-            vec![(tab.full.clone(), vec![before.clone()])],
-        ),
-        Plan::Delete {
-            tab,
-            index: i,
-            item,
-        } => (
-            "delete",
-            &tab.full,
-            None,
-            index(*i),
-            sizes(item),
-            vec![(tab.full.clone(), vec![item.clone()])],
-        ),
-        Plan::Move {
-            from,
-            index: i,
-            to,
-            item,
-            ..
-        } => (
-            "move",
-            &from.full,
-            Some(to.full.clone()),
-            index(*i),
-            sizes(item),
-            vec![],
-        ),
-        Plan::TabCreate { path, .. } => {
-            ("tab_create", &path.full, None, None, String::new(), vec![])
-        }
-        Plan::TabDelete { path, tabs } => (
-            "tab_delete",
-            &path.full,
-            None,
-            None,
-            format!(
-                "tabs:{}|items:{}",
-                tabs.len(),
-                tabs.iter().map(|p| p.total).sum::<usize>()
-            ),
-            tabs.iter()
-                .map(|p| (p.name.clone(), p.items.clone()))
-                .collect(),
-        ),
-    };
-    AuditEntry {
-        id: 0,
-        at: 0,
-        subject: principal.subject.clone(),
-        role: principal.role.as_str().into(),
-        mode: mode.into(),
-        tab: tab.clone(),
-        to_tab,
-        index: idx,
-        detail,
-        previous,
-        outcome: crate::store::DONE.into(),
-        note: String::new(),
     }
 }
 
@@ -457,17 +365,24 @@ mod tests {
         for mode in [
             json!({"mode": "add", "tab": "info", "text": "x", "intent": "preview"}),
             json!({"mode": "delete", "tab": "info", "index": 0, "intent": "preview"}),
-            json!({"mode": "tab_delete", "path": "workspace/none", "intent": "preview"}),
+            json!({"mode": "tab_create", "path": "workspace/new", "intent": "preview"}),
         ] {
-            let _ = call(&tools, &owner(), &args(mode)).await;
+            let reply = call(&tools, &owner(), &args(mode.clone())).await;
+            assert!(
+                reply
+                    .as_deref()
+                    .is_ok_and(|r| r.starts_with("preview|mode:")),
+                "{mode}: {reply:?}"
+            );
         }
-        let _ = check(
+        let (reply, _) = check(
             &tools,
             &Coverage::All,
             &args(json!({"mode": "delete", "tab": "info", "index": 0})),
         )
         .await
         .unwrap();
+        assert_eq!(reply, "ok|mode:delete|tab:info|full_path:mcp/info|index:0");
         assert_eq!(texts(&mem, "mcp/info"), ["a", "b"]);
     }
 }

@@ -1,0 +1,118 @@
+//! What the audit log keeps of a write: sizes, never the new content, and what it replaced.
+
+use super::plan::Plan;
+use crate::auth::Principal;
+use crate::backend::Item;
+use crate::store::AuditEntry;
+
+/// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
+pub(super) fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
+    let (mode, tab, to_tab, idx, detail, previous) = recorded(plan);
+    AuditEntry {
+        id: 0,
+        at: 0,
+        subject: principal.subject.clone(),
+        role: principal.role.as_str().into(),
+        mode: mode.into(),
+        tab: tab.clone(),
+        to_tab,
+        index: idx,
+        detail,
+        previous,
+        outcome: crate::store::DONE.into(),
+        note: String::new(),
+    }
+}
+
+/// An item's sizes, the only trace of new content the log keeps.
+fn sizes(it: &Item) -> String {
+    format!(
+        "text_len:{}|tags:{}|note_len:{}",
+        it.text.chars().count(),
+        it.tags.len(),
+        it.note.chars().count()
+    )
+}
+
+fn index(i: usize) -> Option<i64> {
+    Some(i64::try_from(i).unwrap_or(i64::MAX))
+}
+
+/// Mode, tab, target tab, index, detail, and the items a write replaced (to restore them).
+type Recorded<'p> = (
+    &'static str,
+    &'p String,
+    Option<String>,
+    Option<i64>,
+    String,
+    Vec<(String, Vec<Item>)>,
+);
+
+fn recorded(plan: &Plan) -> Recorded<'_> {
+    match plan {
+        Plan::Add { tab, item, .. } => ("add", &tab.full, None, index(0), sizes(item), vec![]),
+        Plan::Update {
+            tab,
+            index: i,
+            field,
+            edit,
+            before,
+            after,
+        } => (
+            "update",
+            &tab.full,
+            None,
+            index(*i),
+            format!(
+                "field:{}|edit_mode:{}|{}",
+                field.name(),
+                edit.name(),
+                sizes(after)
+            ),
+            vec![(tab.full.clone(), vec![before.clone()])],
+        ),
+        Plan::Delete {
+            tab,
+            index: i,
+            item,
+        } => (
+            "delete",
+            &tab.full,
+            None,
+            index(*i),
+            sizes(item),
+            vec![(tab.full.clone(), vec![item.clone()])],
+        ),
+        Plan::Move {
+            from,
+            index: i,
+            to,
+            item,
+            ..
+        } => (
+            "move",
+            &from.full,
+            Some(to.full.clone()),
+            index(*i),
+            sizes(item),
+            vec![],
+        ),
+        Plan::TabCreate { path, .. } => {
+            ("tab_create", &path.full, None, None, String::new(), vec![])
+        }
+        Plan::TabDelete { path, tabs } => (
+            "tab_delete",
+            &path.full,
+            None,
+            None,
+            format!(
+                "tabs:{}|items:{}",
+                tabs.len(),
+                tabs.iter().map(|p| p.total).sum::<usize>()
+            ),
+            tabs.iter()
+                .map(|p| (p.name.clone(), p.items.clone()))
+                .collect(),
+        ),
+    }
+}
