@@ -1,9 +1,9 @@
 //! The replies of `mcp_write`: `ok|...` after a write, `preview|...` blocks before one.
 
-use super::params::Field;
+use super::params::{EditMode, Field};
 use super::plan::Plan;
 use crate::backend::Item;
-use crate::clipboard::preview;
+use crate::clipboard::{TabRef, preview};
 use crate::mcp::format::{quoted, tab_fields, tag_list};
 
 /// What executing a plan reported back, where the reply depends on it.
@@ -113,19 +113,7 @@ pub fn preview_masked(plan: &Plan, privacy: &crate::privacy::Privacy) -> String 
 
 fn preview_of(plan: &Plan) -> String {
     let lines: Vec<String> = match plan {
-        Plan::Add { tab, item, .. } => {
-            let mut l = vec![
-                "preview|mode:add".into(),
-                format!("tab:{}", tab.shown),
-                "will_add:".into(),
-            ];
-            l.push(format!("text:{}", quoted(&item.text)));
-            l.push(format!("tags:{}", tag_list(&item.tags)));
-            if item.has_note() {
-                l.push(format!("note:\"{}\"", preview(&item.note)));
-            }
-            l
-        }
+        Plan::Add { tab, item, .. } => add_preview(tab, item),
         Plan::Update {
             tab,
             index,
@@ -133,17 +121,7 @@ fn preview_of(plan: &Plan) -> String {
             edit,
             before,
             after,
-        } => vec![
-            "preview|mode:update".into(),
-            format!(
-                "tab:{}|index:{index}|field:{}|edit_mode:{}",
-                tab.shown,
-                field.name(),
-                edit.name()
-            ),
-            format!("before:{}", field_value(before, *field)),
-            format!("after:{}", field_value(after, *field)),
-        ],
+        } => update_preview(tab, *index, *field, *edit, (before, after)),
         Plan::Delete { tab, index, item } => vec![
             "preview|mode:delete".into(),
             format!("tab:{}|index:{index}", tab.shown),
@@ -178,14 +156,48 @@ fn preview_of(plan: &Plan) -> String {
                 format!("{what}:{}", path.full),
             ]
         }
-        Plan::TabDelete { tabs, .. } => {
-            let mut l = vec!["preview|mode:tab_delete".to_owned()];
-            for page in tabs {
-                l.push(format!("will_delete:{}", page.name));
-                l.push(format!("items_count:{}", page.total));
-            }
-            l
-        }
+        Plan::TabDelete { tabs, .. } => std::iter::once("preview|mode:tab_delete".to_owned())
+            .chain(tabs.iter().flat_map(|page| {
+                [
+                    format!("will_delete:{}", page.name),
+                    format!("items_count:{}", page.total),
+                ]
+            }))
+            .collect(),
     };
     lines.join("\n")
+}
+
+fn add_preview(tab: &TabRef, item: &Item) -> Vec<String> {
+    let mut l = vec![
+        "preview|mode:add".into(),
+        format!("tab:{}", tab.shown),
+        "will_add:".into(),
+        format!("text:{}", quoted(&item.text)),
+        format!("tags:{}", tag_list(&item.tags)),
+    ];
+    if item.has_note() {
+        l.push(format!("note:\"{}\"", preview(&item.note)));
+    }
+    l
+}
+
+fn update_preview(
+    tab: &TabRef,
+    index: usize,
+    field: Field,
+    edit: EditMode,
+    (before, after): (&Item, &Item),
+) -> Vec<String> {
+    vec![
+        "preview|mode:update".into(),
+        format!(
+            "tab:{}|index:{index}|field:{}|edit_mode:{}",
+            tab.shown,
+            field.name(),
+            edit.name()
+        ),
+        format!("before:{}", field_value(before, field)),
+        format!("after:{}", field_value(after, field)),
+    ]
 }
