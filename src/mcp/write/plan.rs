@@ -227,35 +227,38 @@ pub async fn plan(
                 exists: !snap.pages.is_empty(),
             }
         }
-        WriteOp::TabDelete { path } => {
-            let request = ReadRequest {
-                tabs: TabSelector::Prefix {
-                    prefix: path.full.clone(),
-                    invert: false,
-                },
-                skip: 0,
-                limit: None,
-                preview: None,
-            };
-            let nested = format!("{}/", path.full);
-            let mut tabs: Vec<TabPage> = tools
-                .backend
-                .read(&request)
-                .await?
-                .pages
-                .into_iter()
-                .filter(|p| p.name == path.full || p.name.starts_with(&nested))
-                .collect();
-            if tabs.is_empty() {
-                return Err(ToolError::TabNotFound(path.shown.clone()));
-            }
-            tabs.sort_by(|a, b| a.name.cmp(&b.name));
-            Plan::TabDelete {
-                path: path.clone(),
-                tabs,
-            }
-        }
+        WriteOp::TabDelete { path } => Plan::TabDelete {
+            path: path.clone(),
+            tabs: with_sub_tabs(tools, path).await?,
+        },
     })
+}
+
+/// The tab `path` and its sub-tabs with all their items (for the audit log), parent first.
+async fn with_sub_tabs(tools: &ToolState, path: &TabRef) -> Result<Vec<TabPage>, ToolError> {
+    let request = ReadRequest {
+        tabs: TabSelector::Prefix {
+            prefix: path.full.clone(),
+            invert: false,
+        },
+        skip: 0,
+        limit: None,
+        preview: None,
+    };
+    let nested = format!("{}/", path.full);
+    let mut tabs: Vec<TabPage> = tools
+        .backend
+        .read(&request)
+        .await?
+        .pages
+        .into_iter()
+        .filter(|p| p.name == path.full || p.name.starts_with(&nested))
+        .collect();
+    if tabs.is_empty() {
+        return Err(ToolError::TabNotFound(path.shown.clone()));
+    }
+    tabs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tabs)
 }
 
 /// The item after an update, per the edit matrix.
