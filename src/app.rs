@@ -58,6 +58,41 @@ fn signing_key(settings: &Settings) -> Result<Vec<u8>, StartError> {
 
 /// The token service for tokens issued from the command line (audience `auth.audience`).
 /// Tokens are tied to the epoch of the state database in the data dir (opened, or made, here).
+/// The token service of a running gateway: tokens for scripts under the configured audience, and
+/// OAuth access tokens bound to the resource under the name the client used.
+fn tokens_for(
+    settings: &Settings,
+    public: &PublicBase,
+    store: &Store,
+) -> Result<TokenService, StartError> {
+    let resources: Vec<String> = public.all().iter().map(|b| format!("{b}/mcp")).collect();
+    let key = signing_key(settings)?;
+    Ok(TokenService::with_audiences(
+        &key,
+        &settings.auth.issuer,
+        &settings.auth.audience,
+        &resources.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?
+    .with_epoch(store.epoch()))
+}
+
+/// What every tool call shares: the backend, the roots, redaction, the audit log.
+fn tool_state(
+    settings: &Settings,
+    backend: Backend,
+    store: &Arc<Store>,
+) -> Result<ToolState, StartError> {
+    let privacy = Privacy::new(settings.privacy.redact, &settings.privacy.patterns)
+        .map_err(|e| StartError::Privacy(e.to_string()))?;
+    let roots = Roots::new(
+        settings.clipboard.roots.clone(),
+        settings.clipboard.nested_roots.clone(),
+    );
+    Ok(ToolState::new(backend, roots)
+        .with_privacy(privacy)
+        .with_audit(store.clone()))
+}
+
 pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
     let key = signing_key(settings)?;
     let epoch = Store::open(&settings.data_dir())?.epoch();
@@ -212,18 +247,7 @@ impl Application {
             bound,
         );
         let base = public.for_host(None);
-        // An OAuth access token is bound to the resource under the name the client used.
-        let resources: Vec<String> = public.all().iter().map(|b| format!("{b}/mcp")).collect();
-        let key = signing_key(settings)?;
-        let tokens = Arc::new(
-            TokenService::with_audiences(
-                &key,
-                &settings.auth.issuer,
-                &settings.auth.audience,
-                &resources.iter().map(String::as_str).collect::<Vec<_>>(),
-            )?
-            .with_epoch(store.epoch()),
-        );
+        let tokens = Arc::new(tokens_for(settings, &public, &store)?);
         let oauth = match settings.oauth.enabled {
             true => Some(Arc::new(
                 OAuthState::new(
@@ -240,17 +264,7 @@ impl Application {
             store.clone(),
             oauth.as_ref().map(|_| public.clone()),
         );
-        let privacy = Privacy::new(settings.privacy.redact, &settings.privacy.patterns)
-            .map_err(|e| StartError::Privacy(e.to_string()))?;
-        let roots = Roots::new(
-            settings.clipboard.roots.clone(),
-            settings.clipboard.nested_roots.clone(),
-        );
-        let tools = Arc::new(
-            ToolState::new(backend, roots)
-                .with_privacy(privacy)
-                .with_audit(store.clone()),
-        );
+        let tools = Arc::new(tool_state(settings, backend, &store)?);
         let shutdown = CancellationToken::new();
         auth.flush_last_use(shutdown.child_token());
         let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);
@@ -267,7 +281,7 @@ impl Application {
             oauth,
             origins,
             limiter,
-            proxies,
+            proxies: proxies.clone(),
             server: &settings.server,
             limits: &settings.limits,
             shutdown: shutdown.child_token(),
@@ -292,8 +306,7 @@ impl Application {
             connections: crate::http::conn::ConnLimits::new(
                 l.max_connections,
                 l.max_connections_per_address,
-                crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
-                    .map_err(StartError::OAuth)?,
+                proxies,
             ),
             header_timeout: std::time::Duration::from_millis(l.header_read_timeout_ms),
             writes,
