@@ -245,7 +245,8 @@ impl Application {
             &settings.server.public_url,
             settings.tls_files().is_some(),
             bound,
-        );
+        )
+        .with_forwarded_hosts(&settings.server.allowed_hosts);
         let base = public.for_host(None);
         let tokens = Arc::new(tokens_for(settings, &public, &store)?);
         let oauth = match settings.oauth.enabled {

@@ -6,6 +6,11 @@
 //! loopback, and there it follows the loopback name the client itself used: a client given
 //! `http://localhost:8765/mcp` must be told the resource `http://localhost:8765/mcp`, since SDKs
 //! refuse a resource metadata document naming another URL than the one they were given.
+//!
+//! Behind a proxy in `server.trusted_proxies` (Caddy, cloudflared) and without a public URL, the
+//! base is the one the proxy was reached under: its `X-Forwarded-Proto` and `X-Forwarded-Host`
+//! (else `Host`), taken only from such a proxy (`crate::http::client` vouches for them in
+//! [`FORWARDED_BASE`]) and only for a host name in `server.allowed_hosts`, without a port.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -14,15 +19,21 @@ use axum::http::{HeaderMap, header};
 /// The three names a loopback client may use for this machine, as they appear in a URL.
 const LOOPBACK_NAMES: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
 
+/// The header `crate::http::client` sets (and strips from every request first) to the base a
+/// trusted proxy says it was reached under: `https://name`.
+pub const FORWARDED_BASE: &str = "x-copyq-mcp-forwarded-base";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PublicBase {
     /// `server.public_url`, without a trailing slash.
     Fixed(String),
-    /// No public URL: `scheme://<name>:port` for the loopback name in `Host`, else `default`.
+    /// No public URL: `scheme://<name>:port` for the loopback name in `Host`, a trusted proxy's
+    /// base for one of `forwarded` (lowercase host names), else `default`.
     Bound {
         scheme: &'static str,
         port: u16,
         default: String,
+        forwarded: Vec<String>,
     },
 }
 
@@ -42,7 +53,20 @@ impl PublicBase {
             scheme,
             port: bound.port(),
             default: format!("{scheme}://{}", SocketAddr::new(ip, bound.port())),
+            forwarded: Vec::new(),
         }
+    }
+
+    /// Host names (`server.allowed_hosts`) a trusted proxy may say it was reached under.
+    pub fn with_forwarded_hosts(mut self, hosts: &[String]) -> Self {
+        if let Self::Bound { forwarded, .. } = &mut self {
+            *forwarded = hosts
+                .iter()
+                .filter(|h| h.as_str() != "*")
+                .map(|h| h.to_ascii_lowercase())
+                .collect();
+        }
+        self
     }
 
     /// The base for a request that came with this `Host` header.
@@ -53,6 +77,7 @@ impl PublicBase {
                 scheme,
                 port,
                 default,
+                ..
             } => host
                 .and_then(|h| loopback_name(h, *port, if *scheme == "https" { 443 } else { 80 }))
                 .map(|name| format!("{scheme}://{name}:{port}"))
@@ -61,7 +86,25 @@ impl PublicBase {
     }
 
     pub fn for_headers(&self, headers: &HeaderMap) -> String {
+        if let Some(base) = headers
+            .get(FORWARDED_BASE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|b| self.forwarded(b))
+        {
+            return base;
+        }
         self.for_host(headers.get(header::HOST).and_then(|h| h.to_str().ok()))
+    }
+
+    /// `base` (`scheme://host`, from a trusted proxy) if it names one of the forwarded hosts.
+    fn forwarded(&self, base: &str) -> Option<String> {
+        let Self::Bound { forwarded, .. } = self else {
+            return None;
+        };
+        let (scheme, host) = base.split_once("://")?;
+        let host = host.to_ascii_lowercase();
+        let ok = matches!(scheme, "http" | "https") && forwarded.contains(&host);
+        ok.then(|| format!("{scheme}://{host}"))
     }
 
     /// Every base a request can be given: the resources an access token may be bound to.
@@ -72,6 +115,7 @@ impl PublicBase {
                 scheme,
                 port,
                 default,
+                forwarded,
             } => {
                 let mut all: Vec<String> = LOOPBACK_NAMES
                     .iter()
@@ -79,6 +123,10 @@ impl PublicBase {
                     .collect();
                 if !all.contains(default) {
                     all.push(default.clone());
+                }
+                for host in forwarded {
+                    all.push(format!("https://{host}"));
+                    all.push(format!("http://{host}"));
                 }
                 all
             }
@@ -121,6 +169,46 @@ mod tests {
         assert_eq!(b.for_host(Some("LOCALHOST:8765")), "http://localhost:8765");
         assert_eq!(b.for_host(Some("[::1]:8765")), "http://[::1]:8765");
         assert_eq!(b.for_host(Some("127.0.0.1:8765")), "http://127.0.0.1:8765");
+    }
+
+    #[test]
+    fn a_trusted_proxys_base_is_taken_for_an_allowed_host_only() {
+        let b = bound().with_forwarded_hosts(&["Copyq.Example.com".into(), "*".into()]);
+        let headers = |base: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(FORWARDED_BASE, base.parse().unwrap());
+            h.insert(header::HOST, "copyq.example.com".parse().unwrap());
+            h
+        };
+        assert_eq!(
+            b.for_headers(&headers("https://copyq.example.com")),
+            "https://copyq.example.com"
+        );
+        for refused in [
+            "https://evil.example",
+            "https://copyq.example.com:8443",
+            "ftp://copyq.example.com",
+            "https://copyq.example.com/x",
+            "garbage",
+        ] {
+            assert_eq!(
+                b.for_headers(&headers(refused)),
+                "http://127.0.0.1:8765",
+                "{refused}"
+            );
+        }
+        assert!(b.all().contains(&"https://copyq.example.com".to_owned()));
+        // Without allowed hosts, or with a public URL, no proxy's word changes the base.
+        assert_eq!(
+            bound().for_headers(&headers("https://copyq.example.com")),
+            "http://127.0.0.1:8765"
+        );
+        let fixed = PublicBase::new("https://pub.example", false, "127.0.0.1:1".parse().unwrap())
+            .with_forwarded_hosts(&["copyq.example.com".into()]);
+        assert_eq!(
+            fixed.for_headers(&headers("https://copyq.example.com")),
+            "https://pub.example"
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
+
+use crate::public::FORWARDED_BASE;
 use axum::middleware::Next;
 use axum::response::Response;
 use ipnet::IpNet;
@@ -76,6 +78,15 @@ pub async fn client_addr(
         .collect();
     let client = proxies.client(peer, &forwarded);
     req.extensions_mut().insert(ClientAddr(client));
+    // The base a trusted proxy was reached under (crate::public): nobody else's word.
+    let base = proxies
+        .trusts(peer)
+        .then(|| forwarded_base(req.headers()))
+        .flatten();
+    req.headers_mut().remove(FORWARDED_BASE);
+    if let Some(value) = base.and_then(|b| HeaderValue::from_str(&b).ok()) {
+        req.headers_mut().insert(FORWARDED_BASE, value);
+    }
     // HTTP/2 names the host in `:authority`, not in a Host header: give every layer after this
     // one the same place to look (the Host and Origin checks, the issuer a request is answered as).
     if !req.headers().contains_key(header::HOST)
@@ -89,8 +100,61 @@ pub async fn client_addr(
     next.run(req).await
 }
 
+/// `proto://host` from a proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` (else `Host`): the
+/// first value of each, as the nearest proxy set it.
+fn forwarded_base(headers: &HeaderMap) -> Option<String> {
+    let first = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .map(|v| v.trim().to_owned())
+    };
+    let proto = first("x-forwarded-proto")?.to_ascii_lowercase();
+    let host = first("x-forwarded-host").or_else(|| first(header::HOST.as_str()))?;
+    let host = match (proto.as_str(), host.rsplit_once(':')) {
+        ("https", Some((name, "443"))) | ("http", Some((name, "80"))) => name.to_owned(),
+        _ => host,
+    };
+    matches!(proto.as_str(), "http" | "https").then(|| format!("{proto}://{host}"))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_proxys_base_is_its_proto_and_host() {
+        let h = |pairs: &[(&'static str, &str)]| {
+            let mut m = HeaderMap::new();
+            for (k, v) in pairs {
+                m.insert(*k, v.parse().unwrap());
+            }
+            m
+        };
+        assert_eq!(
+            forwarded_base(&h(&[
+                ("x-forwarded-proto", "https"),
+                ("x-forwarded-host", "a.example, b")
+            ])),
+            Some("https://a.example".into())
+        );
+        assert_eq!(
+            forwarded_base(&h(&[
+                ("x-forwarded-proto", "https"),
+                ("host", "a.example:443")
+            ])),
+            Some("https://a.example".into())
+        );
+        assert_eq!(
+            forwarded_base(&h(&[("host", "a.example")])),
+            None,
+            "no proto"
+        );
+        assert_eq!(
+            forwarded_base(&h(&[("x-forwarded-proto", "gopher"), ("host", "a")])),
+            None
+        );
+    }
+
     use super::*;
 
     fn ip(s: &str) -> IpAddr {

@@ -325,6 +325,107 @@ async fn public_url_is_used_everywhere() {
     );
 }
 
+/// Behind a trusted proxy without a public URL, the base is the one the proxy was reached under
+/// (`X-Forwarded-Proto`, `X-Forwarded-Host` or `Host`), for an allowed host name; a token issued
+/// under it works; nobody else's forwarded headers, nor the gateway's own internal one, count.
+#[tokio::test]
+async fn a_trusted_proxys_forwarded_proto_and_host_name_the_base() {
+    let gw = oauth_gateway(|s| {
+        s.server.trusted_proxies = vec!["127.0.0.1".into()];
+        s.server.allowed_hosts = vec!["copyq.example.com".into()];
+    })
+    .await;
+    let issuer = |headers: &'static [(&'static str, &'static str)]| {
+        let gw = &gw;
+        async move {
+            let mut req = http().get(format!(
+                "{}/.well-known/oauth-authorization-server",
+                gw.base
+            ));
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            let v: Value = req.send().await.expect("as").json().await.expect("json");
+            v["issuer"].as_str().unwrap_or_default().to_owned()
+        }
+    };
+    assert_eq!(
+        issuer(&[
+            ("host", "copyq.example.com"),
+            ("x-forwarded-proto", "https")
+        ])
+        .await,
+        "https://copyq.example.com"
+    );
+    assert_eq!(
+        issuer(&[
+            ("x-forwarded-host", "copyq.example.com"),
+            ("x-forwarded-proto", "https")
+        ])
+        .await,
+        "https://copyq.example.com"
+    );
+    let bound = gw.base.clone();
+    for ignored in [
+        &[
+            ("x-forwarded-host", "evil.example"),
+            ("x-forwarded-proto", "https"),
+        ][..],
+        &[("x-copyq-mcp-forwarded-base", "https://copyq.example.com")][..],
+        &[("host", "copyq.example.com")][..],
+    ] {
+        assert_eq!(issuer(ignored).await, bound, "{ignored:?}");
+    }
+    // An access token issued through the proxy is for the resource under its base, and works.
+    let client_id = public_client(&gw).await;
+    let code = code_for(&gw, &client_id, "read").await;
+    let tokens: Value = http()
+        .post(format!("{}/token", gw.base))
+        .header("host", "copyq.example.com")
+        .header("x-forwarded-proto", "https")
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("client_id", client_id.as_str()),
+            ("code_verifier", VERIFIER),
+        ])
+        .send()
+        .await
+        .expect("token")
+        .json()
+        .await
+        .expect("json");
+    let access = tokens["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{tokens}"));
+    let claims = access.split('.').nth(1).expect("payload");
+    let claims: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).expect("base64")).expect("json");
+    assert_eq!(claims["aud"], json!("https://copyq.example.com/mcp"));
+    assert_eq!(mcp_status(&gw, access).await, 200);
+}
+
+/// The same proxy headers from a client that is not a trusted proxy change nothing.
+#[tokio::test]
+async fn an_untrusted_peers_forwarded_headers_change_nothing() {
+    let gw = oauth_gateway(|s| s.server.allowed_hosts = vec!["copyq.example.com".into()]).await;
+    let v: Value = http()
+        .get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp",
+            gw.base
+        ))
+        .header("host", "copyq.example.com")
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .expect("prm")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v["resource"], json!(format!("{}/mcp", gw.base)));
+}
+
 #[tokio::test]
 async fn full_flow_refresh_rotation_and_reuse() {
     let gw = oauth_gateway(|_| {}).await;
