@@ -18,7 +18,8 @@ mod gitleaks;
 mod tests;
 
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde::Deserialize;
 
@@ -78,11 +79,25 @@ impl<'r> Span<'r> {
     }
 }
 
-/// The rules, compiled once.
+/// The rules, compiled once, and what they made of texts seen lately.
 pub struct Redactor {
     gitleaks: &'static gitleaks::Gitleaks,
     builtin: builtin::Builtin,
+    seen: Mutex<Seen>,
 }
+
+/// Texts already redacted, by their whole content (so a hit is exact, never a hash's guess), with
+/// what they became (`None`: nothing to mask). A search reads the same history again and again;
+/// a lookup is a hash and a compare where the rules are two passes. Bounded: forgotten whole past
+/// [`SEEN_TEXTS`] texts or [`SEEN_BYTES`] bytes.
+#[derive(Default)]
+struct Seen {
+    texts: HashMap<Box<str>, Option<Box<str>>>,
+    bytes: usize,
+}
+
+const SEEN_TEXTS: usize = 100_000;
+const SEEN_BYTES: usize = 64 << 20;
 
 /// The vendored rules are the same for every redactor: compiled once per process (about 0.1 s).
 fn vendored() -> Result<&'static gitleaks::Gitleaks, PatternError> {
@@ -141,6 +156,7 @@ impl Redactor {
         Ok(Self {
             gitleaks: vendored()?,
             builtin: builtin::Builtin::new(patterns)?,
+            seen: Mutex::default(),
         })
     }
 
@@ -150,6 +166,35 @@ impl Redactor {
         self.gitleaks.find(text, &mut found);
         self.builtin.find(text, &mut found);
         merge(text, found)
+    }
+
+    /// [`Redactor::redact`], answered from the texts seen lately when `text` is one of them.
+    pub fn redact_remembered<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if text.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let seen = |s: &Seen| s.texts.get(text).map(|m| m.as_deref().map(str::to_owned));
+        if let Some(known) = seen(&self.seen.lock().unwrap_or_else(PoisonError::into_inner)) {
+            return known.map_or(Cow::Borrowed(text), Cow::Owned);
+        }
+        let masked = self.redact(text);
+        let mut s = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let size = text.len()
+            + if let Cow::Owned(m) = &masked {
+                m.len()
+            } else {
+                0
+            };
+        if s.texts.len() >= SEEN_TEXTS || s.bytes + size > SEEN_BYTES {
+            *s = Seen::default();
+        }
+        s.bytes += size;
+        let kept = match &masked {
+            Cow::Owned(m) => Some(m.clone().into_boxed_str()),
+            Cow::Borrowed(_) => None,
+        };
+        s.texts.insert(text.into(), kept);
+        masked
     }
 
     /// `text` with each secret replaced by `[redacted:KIND]`; borrowed when there is none.

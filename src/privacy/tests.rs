@@ -185,3 +185,19 @@ fn modes_cover_tabs() {
     let ext = Privacy::new(Redact::External, &[]).expect("external");
     assert!(ext.redactor_for(true).is_some() && ext.redactor_for(false).is_none());
 }
+
+#[test]
+fn remembered_texts_are_masked_exactly_as_the_rules_mask_them() {
+    let r = redactor();
+    let texts: Vec<String> = corpus().into_iter().map(|(_, input, _)| input).collect();
+    for round in 0..2 {
+        for t in &texts {
+            assert_eq!(r.redact_remembered(t), r.redact(t), "round {round}: {t}");
+        }
+    }
+    // Texts that differ by one character are different texts, never one remembered answer.
+    let secret = "key AKIAZ3MHQ7XWPLBV4KTN";
+    let clean = "key AKIAZ3MHQ7XWPLBV4KT";
+    assert_eq!(r.redact_remembered(clean), r.redact(clean));
+    assert_eq!(r.redact_remembered(secret), "key [redacted:aws-access-token]");
+}

@@ -49,7 +49,7 @@ fn mask_item(r: &Redactor, it: &mut Item) {
 }
 
 fn mask(r: &Redactor, s: &mut String) {
-    if let Cow::Owned(masked) = r.redact(s) {
+    if let Cow::Owned(masked) = r.redact_remembered(s) {
         *s = masked;
     }
 }
