@@ -199,5 +199,8 @@ fn remembered_texts_are_masked_exactly_as_the_rules_mask_them() {
     let secret = "key AKIAZ3MHQ7XWPLBV4KTN";
     let clean = "key AKIAZ3MHQ7XWPLBV4KT";
     assert_eq!(r.redact_remembered(clean), r.redact(clean));
-    assert_eq!(r.redact_remembered(secret), "key [redacted:aws-access-token]");
+    assert_eq!(
+        r.redact_remembered(secret),
+        "key [redacted:aws-access-token]"
+    );
 }
