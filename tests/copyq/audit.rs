@@ -2,8 +2,6 @@
 //! new content), refused writes are not, and a delete, overwrite or tab deletion can be undone with
 //! one command.
 
-use std::process::Command;
-
 use crate::support::*;
 use serde_json::json;
 
@@ -11,28 +9,6 @@ use serde_json::json;
 fn copyq() -> &'static PrivateCopyq {
     static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
     private_copyq(&COPYQ)
-}
-
-const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
-
-fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .arg("--data-dir")
-        .arg(gw.settings.data_dir())
-        .env("COPYQ_MCP__COPYQ__SESSION", &gw.settings.copyq.session)
-        .env(
-            "COPYQ_MCP__COPYQ__SETTINGS_PATH",
-            &gw.settings.copyq.settings_path,
-        )
-        .env("COPYQ_MCP__COPYQ__COMMAND", &gw.settings.copyq.command)
-        .output()
-        .expect("run");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn texts(tab: &str) -> Vec<String> {

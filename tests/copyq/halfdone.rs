@@ -51,27 +51,6 @@ async fn a_whole_tab_read_again_reads_the_tab_as_it_is_now() {
     );
 }
 
-pub fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
-        .args(args)
-        .arg("--data-dir")
-        .arg(gw.settings.data_dir())
-        .env("COPYQ_MCP__COPYQ__SESSION", &gw.settings.copyq.session)
-        .env(
-            "COPYQ_MCP__COPYQ__SETTINGS_PATH",
-            &gw.settings.copyq.settings_path,
-        )
-        .env("COPYQ_MCP__COPYQ__SOCKET", &gw.settings.copyq.socket)
-        .env("COPYQ_MCP__COPYQ__COMMAND", &gw.settings.copyq.command)
-        .output()
-        .expect("run");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 pub fn texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
     let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
                   for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";

@@ -2,8 +2,6 @@
 //! against each, with both backends): formats CopyQ keeps in files, tab creation, and CopyQ's
 //! name matching that ignores `&`. Each test works in tabs of its own.
 
-use std::process::Command;
-
 use crate::support::*;
 use serde_json::json;
 
@@ -20,24 +18,10 @@ fn big(word: &str, n: usize) -> String {
 }
 
 /// The lines of `copyq-mcp audit` (the owner's command), or of `audit restore ID`.
-fn owner(gw: &Gateway, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
-        .args(args)
-        .arg("--data-dir")
-        .arg(gw.settings.data_dir())
-        .env("COPYQ_MCP__COPYQ__SESSION", &gw.settings.copyq.session)
-        .env(
-            "COPYQ_MCP__COPYQ__SETTINGS_PATH",
-            &gw.settings.copyq.settings_path,
-        )
-        .env("COPYQ_MCP__COPYQ__COMMAND", &gw.settings.copyq.command)
-        .output()
-        .expect("run copyq-mcp");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    (
-        out.status.success(),
-        text + &String::from_utf8_lossy(&out.stderr),
-    )
+/// The owner's command, its stdout and stderr together.
+fn owner_said(gw: &Gateway, args: &[&str]) -> (bool, String) {
+    let (done, out, err) = owner(gw, args);
+    (done, out + &err)
 }
 
 /// CopyQ's major version, from its `version()`.
@@ -149,7 +133,7 @@ async fn items_kept_in_files_are_read_searched_moved_and_audited() {
         "ok|mode:delete|tab:workspace/files-dst|full_path:mcp/workspace/files-dst|index:0"
     );
     // The audit log kept the deleted item's content, so the owner can bring it back.
-    let (done, listing) = owner(&gw, &["audit", "--since", "1h"]);
+    let (done, listing) = owner_said(&gw, &["audit", "--since", "1h"]);
     assert!(done, "{listing}");
     let line = listing
         .lines()
@@ -157,7 +141,7 @@ async fn items_kept_in_files_are_read_searched_moved_and_audited() {
         .find(|l| l.contains("delete     mcp/workspace/files-dst[0]"))
         .unwrap_or_else(|| panic!("no delete entry: {listing}"));
     let id = line.trim_start_matches('#').split_whitespace().next();
-    let (done, out) = owner(&gw, &["audit", "restore", id.unwrap_or_default()]);
+    let (done, out) = owner_said(&gw, &["audit", "restore", id.unwrap_or_default()]);
     assert!(done, "{out}");
     assert_eq!(texts("mcp/workspace/files-dst"), [text]);
 }

@@ -107,6 +107,28 @@ pub fn token_covering(gw: &Gateway, role: Role, words: &[&str]) -> String {
         .token
 }
 
+/// The owner's command `copyq-mcp ARGS` on `gw`'s data dir and CopyQ (its session, settings,
+/// command and, when set, socket): whether it succeeded, its stdout and its stderr.
+pub fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
+    let c = &gw.settings.copyq;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"));
+    cmd.args(args)
+        .arg("--data-dir")
+        .arg(gw.settings.data_dir())
+        .env("COPYQ_MCP__COPYQ__SESSION", &c.session)
+        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", &c.settings_path)
+        .env("COPYQ_MCP__COPYQ__COMMAND", &c.command);
+    if !c.socket.is_empty() {
+        cmd.env("COPYQ_MCP__COPYQ__SOCKET", &c.socket);
+    }
+    let out = cmd.output().expect("run copyq-mcp");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub type Client = RunningService<RoleClient, ()>;
 
 /// A real MCP client session over Streamable HTTP with `token`.
