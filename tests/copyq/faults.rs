@@ -212,16 +212,26 @@ async fn a_gateway_crash_under_load_loses_no_acknowledged_write() {
     let data = tempfile::tempdir().expect("data");
     let token = issue_token(data.path(), "write", "crash");
     let (mut gateway, url) = spawn_serve(&copyq, data.path(), UNLIMITED, Stdio::null());
+    // The writers count their acknowledged writes; the kill comes once there are enough of them,
+    // while the writers go on.
+    let acks = std::sync::Arc::new((
+        std::sync::atomic::AtomicUsize::new(0),
+        tokio::sync::Notify::new(),
+    ));
     let writers: Vec<_> = (0..6)
         .map(|n| {
-            let (url, token) = (url.clone(), token.clone());
+            let (url, token, acks) = (url.clone(), token.clone(), acks.clone());
             tokio::spawn(async move {
                 let http = reqwest::Client::new();
                 let mut acked = Vec::new();
                 for m in 0.. {
                     let text = format!("crash-w{n}-{m}");
                     match try_add(&http, &url, &token, &text).await {
-                        Some(reply) if reply.starts_with("ok|") => acked.push(text),
+                        Some(reply) if reply.starts_with("ok|") => {
+                            acked.push(text);
+                            acks.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            acks.1.notify_one();
+                        }
                         _ => break,
                     }
                 }
@@ -229,18 +239,24 @@ async fn a_gateway_crash_under_load_loses_no_acknowledged_write() {
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    const BEFORE_THE_KILL: usize = 30;
+    let counted = tokio::time::timeout(Duration::from_secs(60), async {
+        while acks.0.load(std::sync::atomic::Ordering::SeqCst) < BEFORE_THE_KILL {
+            acks.1.notified().await;
+        }
+    })
+    .await;
+    assert!(
+        counted.is_ok(),
+        "the writers made fewer than {BEFORE_THE_KILL} writes in 60 s"
+    );
     let _ = gateway.kill();
     let _ = gateway.wait();
     let mut acked = Vec::new();
     for w in writers {
         acked.extend(w.await.unwrap_or_default());
     }
-    assert!(
-        acked.len() >= 6,
-        "the load did not run: {} writes",
-        acked.len()
-    );
+    assert!(acked.len() >= BEFORE_THE_KILL, "{} writes", acked.len());
     let script = "tab('mcp/workspace/crash'); var out = []; for (var i = 0; i < size(); ++i) out.push(str(read(i))); print(JSON.stringify(out))";
     let stored: Vec<String> =
         serde_json::from_str(&copyq.eval(script, b"").expect("read")).expect("json");

@@ -1,10 +1,10 @@
-//! No silent data loss, against a real CopyQ: a full tab is refused instead of evicting, a comma
-//! tag is refused instead of split, concurrent writes neither lose nor duplicate, an acknowledged
-//! write survives a SIGKILL of CopyQ one second later, and odd text round-trips byte for byte.
+//! No silent data loss, against a real CopyQ: a full tab is refused instead of evicting (also when
+//! it fills between the plan and the write), a comma tag is refused instead of split, concurrent
+//! writes neither lose nor duplicate, an acknowledged write survives a SIGKILL of CopyQ the moment
+//! it is acknowledged, and odd text round-trips byte for byte.
 //! Each test has its own CopyQ: some change its global options or kill it.
 
-use std::time::Duration;
-
+use crate::support::proxy::{Fault, Proxy, utf16};
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -83,6 +83,67 @@ async fn a_full_tab_is_refused_not_evicted() {
     );
 }
 
+/// The tab fills between the plan, which saw room, and the write: the write's own check, made just
+/// before anything changes, refuses it rather than let CopyQ evict the tab's oldest item. The
+/// proxy adds the fifth item when the gateway asks the target's length the second time (the
+/// plan asked first), for an add and for a move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq.eval("config('maxitems', 5)", b"").expect("maxitems");
+    let kept: Vec<String> = (0..4).map(|i| format!("kept {i}")).collect();
+    let four: Vec<Item> = kept.iter().map(|t| Item::new(t, &[], "")).collect();
+    copyq
+        .seed("mcp/workspace/mover", &items(&["to move"]))
+        .expect("seed");
+    let cases = [
+        (
+            "filling-add",
+            json!({"mode": "add", "tab": "workspace/filling-add", "text": "one too many"}),
+        ),
+        (
+            "filling-move",
+            json!({"mode": "move", "tab": "workspace/mover", "index": 0, "to_tab": "workspace/filling-move"}),
+        ),
+    ];
+    for (name, write) in cases {
+        let tab = format!("mcp/workspace/{name}");
+        copyq.seed(&tab, &four).expect("seed");
+        let mut fill = copyq.command();
+        fill.args([
+            "eval",
+            "--",
+            &format!("tab('{tab}'); add('filled meanwhile')"),
+        ])
+        .stdout(std::process::Stdio::null());
+        let fill = move || assert!(fill.status().expect("copyq eval").success(), "fill the tab");
+        let proxy = Proxy::start(
+            &copyq,
+            &[b"browserLength", &utf16(&tab)],
+            2,
+            Fault::Run(Box::new(fill)),
+        );
+        let gw = gateway_with(&copyq, |s| proxy.configure(s)).await;
+        let c = client(&gw.url, &gw.write).await;
+        let got = err(&c, "mcp_write", write).await;
+        assert!(
+            proxy.fired(),
+            "{name}: the write asked no length after the plan"
+        );
+        assert_eq!(
+            got,
+            format!(
+                "error|COPYQ_ERROR|Tab 'workspace/{name}' is full: CopyQ keeps at most 5 items per tab (option maxitems) and \
+                 would silently drop the oldest one; nothing was changed. Delete or move items, or raise the limit (copyq config maxitems 1000)"
+            )
+        );
+        let mut want = vec!["filled meanwhile".to_owned()];
+        want.extend(kept.iter().cloned());
+        assert_eq!(texts(&copyq, &tab), want, "{name}");
+    }
+    assert_eq!(texts(&copyq, "mcp/workspace/mover"), ["to move"]);
+}
+
 #[tokio::test]
 async fn concurrent_clients_lose_and_duplicate_nothing() {
     let copyq = PrivateCopyq::start().expect("CopyQ");
@@ -134,7 +195,8 @@ async fn concurrent_clients_lose_and_duplicate_nothing() {
     );
 }
 
-/// Write, wait a second, SIGKILL CopyQ, restart it: the acknowledged writes are there.
+/// Write, SIGKILL CopyQ the moment the last write is acknowledged, restart it: the acknowledged
+/// writes are there (each was saved before its `ok|`; CopyQ itself would save minutes later).
 #[tokio::test]
 async fn acknowledged_writes_survive_a_crash() {
     let mut copyq = PrivateCopyq::start().expect("CopyQ");
@@ -168,7 +230,6 @@ async fn acknowledged_writes_survive_a_crash() {
         json!({"mode": "tab_delete", "path": "workspace/crash-old"}),
     )
     .await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
     copyq.kill_server();
     copyq.start_server().expect("restart");
     assert_eq!(texts(&copyq, "mcp/workspace/crash"), ["added", "changed"]);
@@ -191,7 +252,7 @@ async fn acknowledged_writes_survive_a_crash() {
     assert!(got.ends_with("\ntext:added\ntags:[t]\nnote:n"), "{got}");
 }
 
-/// A tab open in CopyQ's window cannot be unloaded; the write must still survive a crash.
+/// A tab open in CopyQ's window cannot be unloaded; the write must still survive a crash at once.
 #[tokio::test]
 async fn writes_to_a_tab_open_in_copyq_survive_a_crash() {
     let mut copyq = PrivateCopyq::start().expect("CopyQ");
@@ -222,13 +283,105 @@ async fn writes_to_a_tab_open_in_copyq_survive_a_crash() {
         delays, "300000",
         "the save delay is restored after the write"
     );
-    tokio::time::sleep(Duration::from_secs(1)).await;
     copyq.kill_server();
     copyq.start_server().expect("restart");
     assert_eq!(
         texts(&copyq, "mcp/workspace/pinned"),
         ["while visible", "first"]
     );
+}
+
+/// CopyQ's save delays, all five, as `name=value` lines.
+fn save_delays(copyq: &PrivateCopyq) -> String {
+    let script = "var names = ['save_delay_ms_on_item_added', 'save_delay_ms_on_item_removed', \
+                  'save_delay_ms_on_item_moved', 'save_delay_ms_on_item_modified', \
+                  'save_delay_ms_on_item_edited']; \
+                  print(names.map(function (n) { return n + '=' + config(n); }).join('\\n'))";
+    copyq.eval(script, b"").expect("save delays")
+}
+
+/// Tabs a write creates (by `tab_create`, and by adding to a tab that does not exist) are in
+/// CopyQ's tab list on disk when the write is acknowledged, with what was written into them: a
+/// SIGKILL right after the last `ok|` loses neither (CopyQ saves its tab list a second later).
+#[tokio::test]
+async fn tabs_a_write_creates_survive_a_crash_at_once() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(&c, json!({"mode": "tab_create", "path": "workspace/made"})).await;
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/made", "text": "into the created tab"}),
+    )
+    .await;
+    w(
+        &c,
+        json!({"mode": "add", "tab": "workspace/made-by-add", "text": "created by adding"}),
+    )
+    .await;
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    let tabs: Vec<String> = copyq_tabs(&copyq)
+        .into_iter()
+        .filter(|t| t.starts_with("mcp/"))
+        .collect();
+    assert_eq!(tabs, ["mcp/workspace/made", "mcp/workspace/made-by-add"]);
+    assert_eq!(
+        texts(&copyq, "mcp/workspace/made"),
+        ["into the created tab"]
+    );
+    assert_eq!(
+        texts(&copyq, "mcp/workspace/made-by-add"),
+        ["created by adding"]
+    );
+}
+
+/// Writes that change a tab open in CopyQ's window (a move into it, an update in it, a delete from
+/// it) are saved by the save delays set to 0 for the write, and those delays are all back to what
+/// they were when it is acknowledged: a SIGKILL right after loses nothing.
+#[tokio::test]
+async fn every_kind_of_write_to_a_tab_open_in_copyq_survives_a_crash_at_once() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .seed(
+            "mcp/workspace/shown",
+            &items(&["to update", "to delete", "stays"]),
+        )
+        .expect("seed");
+    copyq
+        .seed("mcp/workspace/hidden", &items(&["to move in"]))
+        .expect("seed");
+    copyq
+        .eval("show('mcp/workspace/shown')", b"")
+        .expect("show the tab");
+    let pinned = copyq
+        .eval("print(JSON.stringify(unload('mcp/workspace/shown')))", b"")
+        .expect("unload");
+    assert_eq!(pinned, "[]", "the tab is visible, so CopyQ keeps it loaded");
+    let before = save_delays(&copyq);
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(&c, json!({"mode": "update", "tab": "workspace/shown", "index": 0, "field": "text", "text": "updated"})).await;
+    assert_eq!(save_delays(&copyq), before);
+    w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/shown", "index": 1}),
+    )
+    .await;
+    assert_eq!(save_delays(&copyq), before);
+    w(
+        &c,
+        json!({"mode": "move", "tab": "workspace/hidden", "index": 0, "to_tab": "workspace/shown"}),
+    )
+    .await;
+    assert_eq!(save_delays(&copyq), before);
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(
+        texts(&copyq, "mcp/workspace/shown"),
+        ["to move in", "updated", "stays"]
+    );
+    assert_eq!(texts(&copyq, "mcp/workspace/hidden"), Vec::<String>::new());
 }
 
 #[tokio::test]

@@ -347,17 +347,30 @@ async fn bad_calls_are_rejected_and_the_connection_survives() {
     assert!(!client.is_closed());
 }
 
-/// A long pipelined batch, in flight (seconds of server work) when the server dies or exits.
+/// A long pipelined batch (seconds of server work), returned once it is in flight: sent, and the
+/// server has answered some of it but not all.
 async fn batch_in_flight(
     client: Arc<Client>,
     tab: &str,
 ) -> tokio::task::JoinHandle<(Result<Vec<Value>, SocketError>, Instant)> {
-    let calls: Vec<Call> = (0..60_000)
-        .map(|i| slots::browser_item_data(tab, i % 20))
+    const CALLS: usize = 60_000;
+    let calls: Vec<Call> = (0..CALLS)
+        .map(|i| slots::browser_item_data(tab, (i % 20) as i32))
         .collect();
-    let task = tokio::spawn(async move { (client.call_many(&calls).await, Instant::now()) });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    task
+    let batch = client.clone();
+    let task = tokio::spawn(async move { (batch.call_many(&calls).await, Instant::now()) });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = client.in_flight();
+        if left > 0 && left < CALLS {
+            return task;
+        }
+        assert!(
+            !task.is_finished() && Instant::now() < deadline,
+            "the batch never got under way ({left} calls in flight)"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 /// Send SIGSTOP or SIGCONT to the server, whose PID is the first line of its lock file.

@@ -79,6 +79,11 @@ impl Client {
         self.shared.closed().is_some()
     }
 
+    /// How many calls were sent and are not answered yet.
+    pub fn in_flight(&self) -> usize {
+        self.shared.in_flight()
+    }
+
     /// Close the connection: calls waiting and later calls fail with [`SocketError::Shutdown`].
     pub fn close(&self) {
         self.shared.close(CloseReason::Shutdown);

@@ -77,6 +77,10 @@ impl Shared {
         self.lock().dialect
     }
 
+    pub(crate) fn in_flight(&self) -> usize {
+        self.lock().pending.len()
+    }
+
     pub(crate) fn set_data_file_key(&self, on: bool) {
         self.lock().dialect.data_file_key = on;
     }
