@@ -1,13 +1,15 @@
 //! The gateway's speed, measured side by side in one run (`bash bench/run.sh`): a private CopyQ with
 //! a 10,000-item tab and a tab tree; the release gateway with each backend; each operation against
 //! its floor (the same work by one `copyq eval`, and by raw socket calls); `tools/list` under 1, 8
-//! and 64 concurrent clients against a reference MCP server from the Python SDK; resident memory.
+//! and 64 concurrent clients against a reference MCP server from the Python SDK; resident memory;
+//! 64 clients mixing reads and writes (the load test's workload) with each backend.
 //! The operations run against the host's CopyQ and, when COPYQ_MCP_BENCH_CHROOT names a chroot
 //! (tests/copyq-versions/chroot.sh), against that chroot's CopyQ too, side by side.
 //! Results go to stdout and `bench/results.md`.
 
 mod floors;
 mod load;
+mod mixed;
 mod redaction;
 
 use std::io::{BufRead, BufReader};
@@ -302,10 +304,19 @@ async fn run() {
     let copyq = PrivateCopyq::start_in(None).expect("a private CopyQ (apt-get install copyq xvfb)");
     seed(&copyq);
     // COPYQ_MCP_BENCH_ONLY=redaction: that table alone, printed (bench/results.md is left as is).
-    if std::env::var("COPYQ_MCP_BENCH_ONLY").is_ok_and(|v| v == "redaction") {
-        let rows = redaction::table(&copyq, &http).await;
-        println!("\n{}", rows.join("\n"));
-        return;
+    // COPYQ_MCP_BENCH_ONLY=mixed: the mixed load alone, likewise.
+    match std::env::var("COPYQ_MCP_BENCH_ONLY").as_deref() {
+        Ok("redaction") => {
+            let rows = redaction::table(&copyq, &http).await;
+            println!("\n{}", rows.join("\n"));
+            return;
+        }
+        Ok("mixed") => {
+            let rows = mixed::table(&copyq).await;
+            println!("\n{}", rows.join("\n"));
+            return;
+        }
+        _ => {}
     }
     let socket = operations_table(&copyq, &http, &mut report).await;
     if let Some(chroot) = std::env::var_os("COPYQ_MCP_BENCH_CHROOT").filter(|c| !c.is_empty()) {
@@ -316,6 +327,8 @@ async fn run() {
     }
     report.extend(redaction::table(&copyq, &http).await);
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
+    drop(socket);
+    report.extend(mixed::table(&copyq).await);
     report.push(String::new());
     report.push(format!(
         "Iterations per operation (cli / socket): {}.",

@@ -2,6 +2,7 @@
 //! front of it, and a real MCP client (rmcp's Streamable HTTP client) to drive it.
 #![allow(dead_code)] // each test binary uses its own part of this
 
+pub mod mix;
 pub mod proxy;
 
 use std::sync::OnceLock;
@@ -12,10 +13,6 @@ pub use copyq_mcp::backend::Item;
 use copyq_mcp::config::Settings;
 pub use copyq_mcp::sandbox::PrivateCopyq;
 use rmcp::model::{CallToolRequestParams, JsonObject};
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -129,13 +126,11 @@ pub fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
     )
 }
 
-pub type Client = RunningService<RoleClient, ()>;
+pub use mix::Client;
 
 /// A real MCP client session over Streamable HTTP with `token`.
 pub async fn client(url: &str, token: &str) -> Client {
-    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    ().serve(transport).await.expect("MCP client connects")
+    mix::connect(url, token).await.expect("MCP client connects")
 }
 
 /// The reply of a tool call: (isError, text).
