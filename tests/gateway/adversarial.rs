@@ -19,27 +19,42 @@ fn copyq() -> &'static PrivateCopyq {
 const JSON: &str = "application/json";
 const ACCEPT: &str = "application/json, text/event-stream";
 
-/// This binary's CopyQ with the tabs the tests aim at, seeded once. No test here writes
-/// successfully, so every test can compare CopyQ before and after its own calls.
+/// The tabs the tests aim at.
+fn seed(cq: &PrivateCopyq) {
+    cq.seed("mcp/workspace/adv-src", &items(&["keep me"]))
+        .expect("seed");
+    cq.seed("mcp/info", &items(&["info item"])).expect("seed");
+    cq.seed("архив", &items(&["external item"])).expect("seed");
+}
+
+/// This suite's CopyQ, seeded once, for the tests that do not compare CopyQ before and after.
 fn seeded() -> &'static PrivateCopyq {
     static SEED: Once = Once::new();
     let cq = copyq();
-    SEED.call_once(|| {
-        cq.seed("mcp/workspace/adv-src", &items(&["keep me"]))
-            .expect("seed");
-        cq.seed("mcp/info", &items(&["info item"])).expect("seed");
-        cq.seed("архив", &items(&["external item"])).expect("seed");
-    });
+    SEED.call_once(|| seed(cq));
     cq
 }
 
-/// A gateway whose rate limit stays out of the way of these many quick calls.
-async fn unlimited() -> Gateway {
-    gateway_with(seeded(), |s| {
+/// A CopyQ of the calling test's own, seeded: a test that checks that its calls changed nothing
+/// in CopyQ compares a CopyQ nobody else uses.
+fn own_seeded() -> PrivateCopyq {
+    let cq = PrivateCopyq::start().expect("own CopyQ");
+    seed(&cq);
+    cq
+}
+
+/// A gateway to `cq` whose rate limit stays out of the way of these many quick calls.
+async fn unlimited_to(cq: &PrivateCopyq) -> Gateway {
+    gateway_with(cq, |s| {
         s.limits.requests_per_minute = 1_000_000;
         s.limits.burst = 100_000;
     })
     .await
+}
+
+/// [`unlimited_to`] the suite's CopyQ.
+async fn unlimited() -> Gateway {
+    unlimited_to(seeded()).await
 }
 
 /// One POST to /mcp with exactly these headers and body: (status, body). A transport error means
@@ -506,9 +521,10 @@ fn wrong_type_calls() -> Vec<(&'static str, Value, String)> {
 
 #[tokio::test]
 async fn wrong_argument_types_are_tool_errors() {
-    let gw = unlimited().await;
+    let cq = own_seeded();
+    let gw = unlimited_to(&cq).await;
     let c = client(&gw.url, &gw.write).await;
-    let before = copyq_tabs(seeded());
+    let before = copyq_tabs(&cq);
     let calls = wrong_type_calls();
     assert!(calls.len() > 150, "{}", calls.len());
     for (tool, args, expected) in &calls {
@@ -542,12 +558,13 @@ async fn wrong_argument_types_are_tool_errors() {
             "{got}"
         );
     }
-    assert_eq!(copyq_tabs(seeded()), before, "no failed call created a tab");
+    assert_eq!(copyq_tabs(&cq), before, "no failed call created a tab");
 }
 
 #[tokio::test]
 async fn huge_arguments_are_tool_errors() {
-    let gw = unlimited().await;
+    let cq = own_seeded();
+    let gw = unlimited_to(&cq).await;
     let c = client(&gw.url, &gw.write).await;
     let huge = "\u{430}".repeat(1024 * 1024); // 2 MiB of Cyrillic а, under the body limit
     let cases = [
@@ -582,7 +599,7 @@ async fn huge_arguments_are_tool_errors() {
             "error|PERMISSION_DENIED|Operation 'add' not allowed on '\u{456}nfo'",
         ),
     ];
-    let before = copyq_tabs(seeded());
+    let before = copyq_tabs(&cq);
     for (tool, args, expected) in cases {
         assert_eq!(err(&c, tool, args).await, expected);
     }
@@ -592,16 +609,16 @@ async fn huge_arguments_are_tool_errors() {
         "{}",
         &got[..80]
     );
-    assert_eq!(copyq_tabs(seeded()), before);
+    assert_eq!(copyq_tabs(&cq), before);
     still_serves(&gw).await;
 }
 
 /// Every tab in CopyQ and the text of every item in it, straight from CopyQ.
-fn snapshot() -> BTreeMap<String, Vec<String>> {
+fn snapshot(cq: &PrivateCopyq) -> BTreeMap<String, Vec<String>> {
     let script = "var out = {}; tab().forEach(function (t) { tab(t); var a = []; \
                   for (var i = 0; i < size(); ++i) a.push(str(read(i))); out[t] = a; }); \
                   print(JSON.stringify(out))";
-    let out = seeded().eval(script, b"").expect("dump CopyQ");
+    let out = cq.eval(script, b"").expect("dump CopyQ");
     serde_json::from_str(&out).expect("json")
 }
 
@@ -651,10 +668,10 @@ fn trick_writes(trick: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn path_tricks_are_refused_and_change_nothing() {
-    let cq = seeded();
-    let gw = unlimited().await;
+    let cq = &own_seeded();
+    let gw = unlimited_to(cq).await;
     let c = client(&gw.url, &gw.write).await;
-    let before = snapshot();
+    let before = snapshot(cq);
     let tabs_before = copyq_tabs(cq);
     for (trick, code) in TRICKS {
         for args in trick_writes(trick) {
@@ -697,5 +714,5 @@ async fn path_tricks_are_refused_and_change_nothing() {
             .contains("\"info item\"")
     );
     assert_eq!(copyq_tabs(cq), tabs_before, "no tab created or removed");
-    assert_eq!(snapshot(), before, "no item changed");
+    assert_eq!(snapshot(cq), before, "no item changed");
 }
