@@ -162,8 +162,14 @@ mod tests {
         assert_eq!(a.int("n").unwrap(), Some(5));
         assert!(a.bool("b", false).unwrap());
         assert_eq!(a.int("nul").unwrap(), None);
-        assert!(a.str("x").is_err());
-        assert!(a.int("b").is_err());
+        assert_eq!(
+            a.str("x").unwrap_err().line(),
+            "error|INVALID_PARAM|Parameter 'x' must be a string"
+        );
+        assert_eq!(
+            a.int("b").unwrap_err().line(),
+            "error|INVALID_PARAM|Parameter 'b' must be an integer"
+        );
     }
 
     #[test]
@@ -175,7 +181,10 @@ mod tests {
             a.bounded("max_items", 20, 1, 100).unwrap_err().line(),
             "error|INVALID_PARAM|Parameter 'max_items' must be between 1 and 100 (got 101)"
         );
-        assert!(a.bounded("skip", 0, 0, i64::MAX).is_err());
+        assert_eq!(
+            a.bounded("skip", 0, 0, i64::MAX).unwrap_err().line(),
+            "error|INVALID_PARAM|Parameter 'skip' must be >= 0 (got -1)"
+        );
         assert_eq!(a.bounded("max_depth", 2, 1, 10).unwrap(), 2);
         assert_eq!(
             a.required_str("tab").unwrap_err().line(),
@@ -192,8 +201,14 @@ mod tests {
             Some(vec!["a".into(), "b".into()])
         );
         assert_eq!(a.string_list("t2").unwrap(), Some(vec!["c".into()]));
-        assert!(a.string_list("bad").is_err());
-        assert!(a.reject_unknown(&["tags", "t2"]).is_err());
+        assert_eq!(
+            a.string_list("bad").unwrap_err().line(),
+            "error|INVALID_PARAM|Parameter 'bad' must be an array of strings"
+        );
+        assert_eq!(
+            a.reject_unknown(&["tags", "t2"]).unwrap_err().line(),
+            "error|INVALID_PARAM|Unknown parameter 'bad' (known: tags, t2)"
+        );
     }
 
     // Property tests: arbitrary JSON never panics a getter, and what a getter accepts is what was sent.

@@ -349,7 +349,10 @@ mod tests {
                 .line()
                 .starts_with("error|INVALID_PARAM|Tag 'a,b' contains a comma")
         );
-        assert!(clean_tags(vec![String::new()]).is_err());
+        assert_eq!(
+            clean_tags(vec![String::new()]).unwrap_err().line(),
+            "error|INVALID_PARAM|Tags must not be empty"
+        );
         assert_eq!(
             clean_tags(vec!["a".into(), "b".into(), "a".into()]).unwrap(),
             ["a", "b"]

@@ -374,7 +374,12 @@ mod tests {
             .line(),
             "error|MATCH_NOT_FOUND|Match string not found: 'old text'"
         );
-        assert!(edited(&b, Field::Text, EditMode::Replace, &s(""), None).is_err());
+        assert_eq!(
+            edited(&b, Field::Text, EditMode::Replace, &s(""), None)
+                .unwrap_err()
+                .line(),
+            "error|INVALID_PARAM|Item text must not become empty"
+        );
         assert_eq!(
             edited(&b, Field::Note, EditMode::Replace, &s(""), None)
                 .unwrap()
