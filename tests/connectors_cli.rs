@@ -173,10 +173,7 @@ fn write_session(cli: Cli, tab: &str, text: &str) -> Vec<String> {
 
 /// The items of a CopyQ tab, straight from CopyQ.
 fn copyq_items(tab: &str) -> Vec<String> {
-    let script = "tab(str(input())); var out = []; \
-        for (var i = 0; i < size(); ++i) out.push(str(read(i))); print(JSON.stringify(out))";
-    let out = copyq().eval(script, tab.as_bytes()).expect("copyq eval");
-    serde_json::from_str(&out).expect("item list")
+    tab_texts(copyq(), tab)
 }
 
 fn session_env(role: &str, tab: &str, text: &str) -> Vec<(&'static str, String)> {

@@ -287,12 +287,22 @@ impl CliBackend {
 
     /// [`Self::eval`] of a write. A write's process is never killed halfway (that could leave
     /// CopyQ's save delays at 0, or a move in both tabs): past the timeout it is left to finish
-    /// (holding its slot), and the write is reported as possibly made.
+    /// (holding its slot), and the write is reported as possibly made. A write whose process ended
+    /// without putting back the save delays it zeroed (its connection to CopyQ dropped) has them
+    /// put back by one more process before it answers; if CopyQ does not answer that either, the
+    /// next call does it.
     async fn eval_write<T: DeserializeOwned>(
         &self,
         request: &serde_json::Value,
     ) -> Result<T, BackendError> {
-        self.run(request, true).await
+        let result = self.run(request, true).await;
+        if self.owed.get().is_some() {
+            // `run` sends the owed delays with any request; a ping does nothing else.
+            if let Err(e) = self.ping().await {
+                tracing::warn!(error = %e, "CopyQ's save delays are still owed");
+            }
+        }
+        result
     }
 
     async fn run<T: DeserializeOwned>(

@@ -12,9 +12,7 @@ fn copyq() -> &'static PrivateCopyq {
 }
 
 fn texts(tab: &str) -> Vec<String> {
-    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
-                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
-    serde_json::from_str(&copyq().eval(script, tab.as_bytes()).expect("read")).expect("json")
+    tab_texts(copyq(), tab)
 }
 
 /// The id of the newest audit entry whose line contains `needle`.

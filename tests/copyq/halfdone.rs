@@ -51,31 +51,6 @@ async fn a_whole_tab_read_again_reads_the_tab_as_it_is_now() {
     );
 }
 
-pub fn texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
-    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
-                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
-    serde_json::from_str(&copyq.eval(script, tab.as_bytes()).expect("read tab")).expect("json")
-}
-
-/// CopyQ's save delays, as `name=value` pairs.
-pub fn save_delays(copyq: &PrivateCopyq) -> String {
-    let script = "print(['added', 'removed', 'moved', 'modified', 'edited'].map(function (k) { \
-                  return k + '=' + config('save_delay_ms_on_item_' + k); }).join(','))";
-    copyq.eval(script, b"").expect("config")
-}
-
-/// A tab CopyQ shows in its window, which it will not unload: a write to it zeroes the save delays.
-pub fn pinned(copyq: &PrivateCopyq, tab: &str) {
-    copyq.seed(tab, &items(&["first"])).expect("seed");
-    copyq
-        .eval(&format!("show('{tab}')"), b"")
-        .expect("show the tab");
-    let left = copyq
-        .eval(&format!("print(JSON.stringify(unload('{tab}')))"), b"")
-        .expect("unload");
-    assert_eq!(left, "[]", "the tab is visible, so CopyQ keeps it loaded");
-}
-
 /// A move whose removal from the source fails (CopyQ gone at that call) has put the item in its
 /// target: the reply says so, the audit log keeps the entry as partial, and `audit restore` removes
 /// the copy.
@@ -112,8 +87,14 @@ async fn a_move_left_in_both_tabs_is_partial_audited_and_restorable() {
         .and_then(|(_, rest)| rest.strip_suffix(", marked partial"))
         .unwrap_or_else(|| panic!("{got}"))
         .to_owned();
-    assert_eq!(texts(copyq, "mcp/workspace/mv-src"), ["stays", "moving"]);
-    assert_eq!(texts(copyq, "mcp/workspace/mv-dst"), ["moving", "there"]);
+    assert_eq!(
+        tab_texts(copyq, "mcp/workspace/mv-src"),
+        ["stays", "moving"]
+    );
+    assert_eq!(
+        tab_texts(copyq, "mcp/workspace/mv-dst"),
+        ["moving", "there"]
+    );
     let (ok_, listing, stderr) = owner(&gw, &["audit"]);
     assert!(ok_, "{stderr}");
     let line = listing
@@ -128,8 +109,11 @@ async fn a_move_left_in_both_tabs_is_partial_audited_and_restorable() {
     );
     let (ok_, _, stderr) = owner(&gw, &["audit", "restore", &id]);
     assert!(ok_, "{stderr}");
-    assert_eq!(texts(copyq, "mcp/workspace/mv-dst"), ["there"]);
-    assert_eq!(texts(copyq, "mcp/workspace/mv-src"), ["stays", "moving"]);
+    assert_eq!(tab_texts(copyq, "mcp/workspace/mv-dst"), ["there"]);
+    assert_eq!(
+        tab_texts(copyq, "mcp/workspace/mv-src"),
+        ["stays", "moving"]
+    );
 }
 
 /// A write whose save afterwards fails (CopyQ gone at the unload that saves it) was made: the reply
@@ -164,7 +148,7 @@ async fn a_write_whose_save_fails_is_partial_and_audited() {
     let start = "error|COPYQ_ERROR|This write was made in 'workspace/unsaved', but a step after it failed (";
     let end = "): CopyQ may not have saved it yet, or may keep its save delays at 0. The audit log keeps it as entry #";
     assert!(got.starts_with(start) && got.contains(end), "{got}");
-    assert_eq!(texts(copyq, "mcp/workspace/unsaved"), ["made", "old"]);
+    assert_eq!(tab_texts(copyq, "mcp/workspace/unsaved"), ["made", "old"]);
     let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
     let entries = store.audit_since(0, 100).expect("audit");
     let entry = entries

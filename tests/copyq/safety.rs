@@ -12,12 +12,6 @@ async fn w(c: &Client, args: Value) -> String {
     ok(c, "mcp_write", args).await
 }
 
-fn texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
-    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
-                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
-    serde_json::from_str(&copyq.eval(script, tab.as_bytes()).expect("read tab")).expect("json")
-}
-
 #[tokio::test]
 async fn a_full_tab_is_refused_not_evicted() {
     let copyq = PrivateCopyq::start().expect("CopyQ");
@@ -64,8 +58,8 @@ async fn a_full_tab_is_refused_not_evicted() {
     )
     .await;
     assert_eq!(got, format!("valid:false|errors:1\n{message}"));
-    assert_eq!(texts(&copyq, "mcp/workspace/full"), full);
-    assert_eq!(texts(&copyq, "mcp/workspace/src"), ["to move"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/full"), full);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/src"), ["to move"]);
     // One slot free: the add goes through and nothing is evicted.
     w(
         &c,
@@ -78,7 +72,7 @@ async fn a_full_tab_is_refused_not_evicted() {
     )
     .await;
     assert_eq!(
-        texts(&copyq, "mcp/workspace/full"),
+        tab_texts(&copyq, "mcp/workspace/full"),
         ["fits", "kept 0", "kept 1", "kept 2", "kept 3"]
     );
 }
@@ -139,9 +133,9 @@ async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
         );
         let mut want = vec!["filled meanwhile".to_owned()];
         want.extend(kept.iter().cloned());
-        assert_eq!(texts(&copyq, &tab), want, "{name}");
+        assert_eq!(tab_texts(&copyq, &tab), want, "{name}");
     }
-    assert_eq!(texts(&copyq, "mcp/workspace/mover"), ["to move"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/mover"), ["to move"]);
 }
 
 #[tokio::test]
@@ -182,7 +176,7 @@ async fn concurrent_clients_lose_and_duplicate_nothing() {
             assert!(!is_error && text.starts_with("ok|"), "{text}");
         }
     }
-    let mut got = texts(&copyq, "mcp/workspace/conc");
+    let mut got = tab_texts(&copyq, "mcp/workspace/conc");
     got.sort();
     let mut expected: Vec<String> = (0..clients)
         .flat_map(|n| (0..each).map(move |m| format!("c{n}-m{m}")))
@@ -190,7 +184,7 @@ async fn concurrent_clients_lose_and_duplicate_nothing() {
     expected.sort();
     assert_eq!(got, expected, "every add exactly once");
     assert!(
-        texts(&copyq, "mcp/workspace/del").is_empty(),
+        tab_texts(&copyq, "mcp/workspace/del").is_empty(),
         "each delete of index 0 removed one item"
     );
 }
@@ -232,8 +226,14 @@ async fn acknowledged_writes_survive_a_crash() {
     .await;
     copyq.kill_server();
     copyq.start_server().expect("restart");
-    assert_eq!(texts(&copyq, "mcp/workspace/crash"), ["added", "changed"]);
-    assert_eq!(texts(&copyq, "mcp/workspace/crash-target"), ["will move"]);
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/crash"),
+        ["added", "changed"]
+    );
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/crash-target"),
+        ["will move"]
+    );
     let tabs = copyq_tabs(&copyq);
     assert!(
         tabs.contains(&"mcp/workspace/crash-created".to_owned()),
@@ -286,18 +286,9 @@ async fn writes_to_a_tab_open_in_copyq_survive_a_crash() {
     copyq.kill_server();
     copyq.start_server().expect("restart");
     assert_eq!(
-        texts(&copyq, "mcp/workspace/pinned"),
+        tab_texts(&copyq, "mcp/workspace/pinned"),
         ["while visible", "first"]
     );
-}
-
-/// CopyQ's save delays, all five, as `name=value` lines.
-fn save_delays(copyq: &PrivateCopyq) -> String {
-    let script = "var names = ['save_delay_ms_on_item_added', 'save_delay_ms_on_item_removed', \
-                  'save_delay_ms_on_item_moved', 'save_delay_ms_on_item_modified', \
-                  'save_delay_ms_on_item_edited']; \
-                  print(names.map(function (n) { return n + '=' + config(n); }).join('\\n'))";
-    copyq.eval(script, b"").expect("save delays")
 }
 
 /// Tabs a write creates (by `tab_create`, and by adding to a tab that does not exist) are in
@@ -327,11 +318,11 @@ async fn tabs_a_write_creates_survive_a_crash_at_once() {
         .collect();
     assert_eq!(tabs, ["mcp/workspace/made", "mcp/workspace/made-by-add"]);
     assert_eq!(
-        texts(&copyq, "mcp/workspace/made"),
+        tab_texts(&copyq, "mcp/workspace/made"),
         ["into the created tab"]
     );
     assert_eq!(
-        texts(&copyq, "mcp/workspace/made-by-add"),
+        tab_texts(&copyq, "mcp/workspace/made-by-add"),
         ["created by adding"]
     );
 }
@@ -378,10 +369,13 @@ async fn every_kind_of_write_to_a_tab_open_in_copyq_survives_a_crash_at_once() {
     copyq.kill_server();
     copyq.start_server().expect("restart");
     assert_eq!(
-        texts(&copyq, "mcp/workspace/shown"),
+        tab_texts(&copyq, "mcp/workspace/shown"),
         ["to move in", "updated", "stays"]
     );
-    assert_eq!(texts(&copyq, "mcp/workspace/hidden"), Vec::<String>::new());
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/hidden"),
+        Vec::<String>::new()
+    );
 }
 
 #[tokio::test]
@@ -424,7 +418,7 @@ async fn odd_text_round_trips_byte_for_byte() {
             "sample {i}"
         );
         assert_eq!(
-            texts(&copyq, &format!("mcp/{tab}")),
+            tab_texts(&copyq, &format!("mcp/{tab}")),
             std::slice::from_ref(text),
             "CopyQ holds the same bytes"
         );
@@ -491,7 +485,7 @@ async fn a_lowered_limit_is_seen_at_once() {
     .await;
     assert!(got.contains("CopyQ keeps at most 5 items per tab"), "{got}");
     assert_eq!(
-        texts(&copyq, "mcp/workspace/lim"),
+        tab_texts(&copyq, "mcp/workspace/lim"),
         [
             "and the cached limit",
             "fits under the default",

@@ -49,9 +49,7 @@ fn in_a_data_file(dir: &std::path::Path, content: &str) -> bool {
 }
 
 fn texts(tab: &str) -> Vec<String> {
-    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
-                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
-    serde_json::from_str(&copyq().eval(script, tab.as_bytes()).expect("read")).expect("json")
+    tab_texts(copyq(), tab)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

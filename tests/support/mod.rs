@@ -202,6 +202,33 @@ pub fn health_up(copyq: &PrivateCopyq, backend: &str) -> Value {
 }
 
 /// CopyQ's tab names, straight from CopyQ.
+/// The texts of `tab`'s items, top first, straight from CopyQ (none when there is no such tab).
+pub fn tab_texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
+    let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
+                  for (var i = 0; i < size(); ++i) out.push(str(read(i))); } print(JSON.stringify(out))";
+    serde_json::from_str(&copyq.eval(script, tab.as_bytes()).expect("read tab")).expect("json")
+}
+
+/// CopyQ's save delays, as `name=value` pairs.
+pub fn save_delays(copyq: &PrivateCopyq) -> String {
+    let script = "print(['added', 'removed', 'moved', 'modified', 'edited'].map(function (k) { \
+                  return k + '=' + config('save_delay_ms_on_item_' + k); }).join(','))";
+    copyq.eval(script, b"").expect("config")
+}
+
+/// Seed `tab` with one item and show it in CopyQ's window, which keeps it loaded: a write to it
+/// zeroes the save delays.
+pub fn pinned(copyq: &PrivateCopyq, tab: &str) {
+    copyq.seed(tab, &items(&["first"])).expect("seed");
+    copyq
+        .eval(&format!("show('{tab}')"), b"")
+        .expect("show the tab");
+    let left = copyq
+        .eval(&format!("print(JSON.stringify(unload('{tab}')))"), b"")
+        .expect("unload");
+    assert_eq!(left, "[]", "the tab is visible, so CopyQ keeps it loaded");
+}
+
 pub fn copyq_tabs(copyq: &PrivateCopyq) -> Vec<String> {
     let out = copyq
         .eval("print(JSON.stringify(tab()))", b"")

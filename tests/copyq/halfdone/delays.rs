@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{pinned, save_delays, texts};
 use crate::support::proxy::{Fault, Proxy, utf16};
 use crate::support::*;
 
@@ -65,7 +64,7 @@ async fn a_write_cancelled_halfway_puts_the_save_delays_back() {
     );
     assert!(proxy.fired());
     assert_eq!(
-        texts(&copyq, "mcp/workspace/cancel"),
+        tab_texts(&copyq, "mcp/workspace/cancel"),
         ["cancelled", "first"],
         "the write ran to its end"
     );
@@ -121,7 +120,31 @@ async fn a_write_to_a_hanging_copyq_ends_when_it_answers() {
         "{got}"
     );
     assert_eq!(delays_become(&copyq, &before).await, before);
-    assert_eq!(texts(&copyq, "mcp/workspace/hung"), ["late", "first"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/hung"), ["late", "first"]);
+}
+
+/// The connection drops just as the write's insert is sent (CopyQ itself stays up): the write
+/// fails, nothing was made, and the save delays it zeroed are back when the reply comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_fails_halfway_has_put_the_save_delays_back_when_it_answers() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    pinned(&copyq, "mcp/workspace/dropped");
+    let before = save_delays(&copyq);
+    let tab = insert_into("mcp/workspace/dropped");
+    let proxy = Proxy::start(&copyq, &[b"browserInsert", &tab], 1, Fault::Close);
+    let gw = gateway_with(&copyq, |s| proxy.configure(s)).await;
+    let c = client(&gw.url, &gw.write).await;
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/dropped", "text": "never"}),
+    )
+    .await;
+    assert!(proxy.fired());
+    assert!(got.starts_with("error|COPYQ_ERROR|"), "{got}");
+    assert!(!got.contains("made"), "nothing was made: {got}");
+    assert_eq!(save_delays(&copyq), before, "back before the reply");
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/dropped"), ["first"]);
 }
 
 /// CopyQ is gone for a while from the write's insert on: the write fails (nothing was made) and
@@ -156,7 +179,7 @@ async fn save_delays_left_at_0_by_a_vanished_copyq_are_put_back_by_the_next_call
     )
     .await;
     assert_eq!(save_delays(&copyq), before, "the read put them back");
-    assert_eq!(texts(&copyq, "mcp/workspace/gone"), ["first"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/gone"), ["first"]);
 }
 
 /// The client gives up on a slow write, and the gateway is stopped (SIGTERM) while the write goes
@@ -230,5 +253,8 @@ async fn a_stopping_gateway_lets_the_write_in_progress_end() {
         before,
         "the write ended before the gateway"
     );
-    assert_eq!(texts(&copyq, "mcp/workspace/stop"), ["stopped", "first"]);
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/stop"),
+        ["stopped", "first"]
+    );
 }
