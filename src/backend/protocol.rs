@@ -23,7 +23,11 @@
 //!    step's own failure is logged.
 //! 7. `unload-after`: unload the touched tabs again: saved now.
 //! 8. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
-//!    `config()` call does; otherwise it does so a second later).
+//!    `config()` call does; otherwise it does so a second later). For a removal this is what
+//!    keeps the tab from coming back after a crash. A created tab would survive without it (at
+//!    start CopyQ also lists every tab whose data file it finds, and `unload-after` wrote one,
+//!    even for an empty tab: tests/copyq/safety.rs checks both with a SIGKILL right after the
+//!    reply); it keeps CopyQ's saved list true at once.
 //!
 //! A failure once CopyQ has changed is [`super::BackendError::Partial`], saying what was made
 //! ([`super::Made`]): after the body, a failed step 6, 7 or 8 (`change`); in a move, anything

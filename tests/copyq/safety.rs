@@ -310,13 +310,25 @@ async fn tabs_a_write_creates_survive_a_crash_at_once() {
         json!({"mode": "add", "tab": "workspace/made-by-add", "text": "created by adding"}),
     )
     .await;
+    w(
+        &c,
+        json!({"mode": "tab_create", "path": "workspace/made-empty"}),
+    )
+    .await;
     copyq.kill_server();
     copyq.start_server().expect("restart");
     let tabs: Vec<String> = copyq_tabs(&copyq)
         .into_iter()
         .filter(|t| t.starts_with("mcp/"))
         .collect();
-    assert_eq!(tabs, ["mcp/workspace/made", "mcp/workspace/made-by-add"]);
+    assert_eq!(
+        tabs,
+        [
+            "mcp/workspace/made",
+            "mcp/workspace/made-by-add",
+            "mcp/workspace/made-empty"
+        ]
+    );
     assert_eq!(
         tab_texts(&copyq, "mcp/workspace/made"),
         ["into the created tab"]
