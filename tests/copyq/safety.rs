@@ -339,6 +339,37 @@ async fn tabs_a_write_creates_survive_a_crash_at_once() {
     );
 }
 
+/// Tabs `tab_delete` removes (a tab and the tabs under it) stay removed after a SIGKILL right after
+/// the reply: CopyQ's tab list on disk no longer names them (it saves that list a second later on
+/// its own).
+#[tokio::test]
+async fn removed_tabs_stay_removed_after_a_crash_at_once() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    for tab in [
+        "mcp/workspace/gone",
+        "mcp/workspace/gone/sub",
+        "mcp/workspace/kept",
+    ] {
+        copyq.seed(tab, &items(&["an item"])).expect("seed");
+    }
+    copyq.eval("unload()", b"").expect("save the seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let got = w(&c, json!({"mode": "tab_delete", "path": "workspace/gone"})).await;
+    assert_eq!(
+        got,
+        "ok|mode:tab_delete|path:workspace/gone|full_path:mcp/workspace/gone|items_removed:2|tabs_removed:2"
+    );
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    let tabs: Vec<String> = copyq_tabs(&copyq)
+        .into_iter()
+        .filter(|t| t.starts_with("mcp/"))
+        .collect();
+    assert_eq!(tabs, ["mcp/workspace/kept"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/kept"), ["an item"]);
+}
+
 /// Writes that change a tab open in CopyQ's window (a move into it, an update in it, a delete from
 /// it) are saved by the save delays set to 0 for the write, and those delays are all back to what
 /// they were when it is acknowledged: a SIGKILL right after loses nothing.
