@@ -1,0 +1,159 @@
+//! What an update makes of an item: the edit matrix (replace, append, prepend, substitute on
+//! text and note; replace, append, remove on tags) applied to the item the plan read.
+
+use super::super::error::ToolError;
+use super::params::{EditMode, Field, NewValue};
+use crate::backend::Item;
+
+/// The item after an update, per the edit matrix.
+pub(super) fn edited(
+    before: &Item,
+    field: Field,
+    edit: EditMode,
+    value: &NewValue,
+    matched: Option<&str>,
+) -> Result<Item, ToolError> {
+    let mut after = before.clone();
+    match (field, value) {
+        (Field::Tags, NewValue::Tags(tags)) => {
+            after.tags = match edit {
+                EditMode::Replace => tags.clone(),
+                EditMode::Append => {
+                    let mut all = before.tags.clone();
+                    all.extend(tags.iter().filter(|t| !before.tags.contains(t)).cloned());
+                    all
+                }
+                _ => before
+                    .tags
+                    .iter()
+                    .filter(|t| !tags.contains(t))
+                    .cloned()
+                    .collect(),
+            };
+        }
+        (Field::Text | Field::Note, NewValue::Str(value)) => {
+            let old = if field == Field::Text {
+                &before.text
+            } else {
+                &before.note
+            };
+            let new = match (edit, matched) {
+                (EditMode::Append, _) => format!("{old}{value}"),
+                (EditMode::Prepend, _) => format!("{value}{old}"),
+                (EditMode::Substitute, Some(m)) if old.contains(m) => old.replace(m, value),
+                (EditMode::Substitute, Some(m)) => {
+                    return Err(ToolError::MatchNotFound(super::super::format::one_line(m)));
+                }
+                _ => value.clone(),
+            };
+            if field == Field::Text {
+                if new.is_empty() {
+                    return Err(ToolError::InvalidParam(
+                        "Item text must not become empty".into(),
+                    ));
+                }
+                after.text = new;
+            } else {
+                after.note = new;
+            }
+        }
+        _ => {
+            return Err(ToolError::InvalidParam(format!(
+                "Wrong value for field '{}'",
+                field.name()
+            )));
+        }
+    }
+    Ok(after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(text: &str, tags: &[&str], note: &str) -> Item {
+        Item::new(text, tags, note)
+    }
+
+    fn s(v: &str) -> NewValue {
+        NewValue::Str(v.into())
+    }
+
+    #[test]
+    fn text_and_note_edits() {
+        let b = item("TODO: a TODO", &[], "n");
+        assert_eq!(
+            edited(&b, Field::Text, EditMode::Append, &s("!"), None)
+                .unwrap()
+                .text,
+            "TODO: a TODO!"
+        );
+        assert_eq!(
+            edited(&b, Field::Text, EditMode::Prepend, &s(">"), None)
+                .unwrap()
+                .text,
+            ">TODO: a TODO"
+        );
+        assert_eq!(
+            edited(
+                &b,
+                Field::Text,
+                EditMode::Substitute,
+                &s("DONE"),
+                Some("TODO")
+            )
+            .unwrap()
+            .text,
+            "DONE: a DONE"
+        );
+        assert_eq!(
+            edited(
+                &b,
+                Field::Text,
+                EditMode::Substitute,
+                &s("x"),
+                Some("old text")
+            )
+            .unwrap_err()
+            .line(),
+            "error|MATCH_NOT_FOUND|Match string not found: 'old text'"
+        );
+        assert!(edited(&b, Field::Text, EditMode::Replace, &s(""), None).is_err());
+        assert_eq!(
+            edited(&b, Field::Note, EditMode::Replace, &s(""), None)
+                .unwrap()
+                .note,
+            ""
+        );
+        assert_eq!(
+            edited(&b, Field::Note, EditMode::Append, &s("\n---"), None)
+                .unwrap()
+                .note,
+            "n\n---"
+        );
+    }
+
+    #[test]
+    fn tag_edits() {
+        let b = item("x", &["a", "b"], "");
+        let tags = |v: &[&str]| NewValue::Tags(v.iter().map(|t| t.to_string()).collect());
+        assert_eq!(
+            edited(&b, Field::Tags, EditMode::Append, &tags(&["b", "c"]), None)
+                .unwrap()
+                .tags,
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            edited(&b, Field::Tags, EditMode::Remove, &tags(&["a", "z"]), None)
+                .unwrap()
+                .tags,
+            ["b"]
+        );
+        assert_eq!(
+            edited(&b, Field::Tags, EditMode::Replace, &tags(&[]), None)
+                .unwrap()
+                .tags,
+            Vec::<String>::new()
+        );
+    }
+}
