@@ -1,9 +1,63 @@
-//! What an update makes of an item: the edit matrix (replace, append, prepend, substitute on
-//! text and note; replace, append, remove on tags) applied to the item the plan read.
+//! The edit matrix of `mcp_write`'s update: which edit modes each field takes (replace, append,
+//! prepend, substitute on text and note; replace, append, remove on tags), and what an edit makes
+//! of the item the plan read.
 
 use super::super::error::ToolError;
-use super::params::{EditMode, Field, NewValue};
 use crate::backend::Item;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Text,
+    Tags,
+    Note,
+}
+
+impl Field {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Tags => "tags",
+            Self::Note => "note",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditMode {
+    Replace,
+    Append,
+    Prepend,
+    Substitute,
+    Remove,
+}
+
+impl EditMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Replace => "replace",
+            Self::Append => "append",
+            Self::Prepend => "prepend",
+            Self::Substitute => "substitute",
+            Self::Remove => "remove",
+        }
+    }
+
+    /// The reference's matrix of which edit modes each field takes.
+    pub(super) fn allowed(field: Field) -> &'static [EditMode] {
+        use EditMode::*;
+        match field {
+            Field::Text | Field::Note => &[Replace, Append, Prepend, Substitute],
+            Field::Tags => &[Replace, Append, Remove],
+        }
+    }
+}
+
+/// The new value an update brings: a string for text and note, a list for tags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewValue {
+    Str(String),
+    Tags(Vec<String>),
+}
 
 /// The item after an update, per the edit matrix.
 pub(super) fn edited(

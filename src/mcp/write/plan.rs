@@ -4,8 +4,8 @@
 
 use super::super::ToolState;
 use super::super::error::ToolError;
-use super::edit::edited;
-use super::params::{EditMode, Field, WriteOp};
+use super::edit::{EditMode, Field, edited};
+use super::params::WriteOp;
 use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 
