@@ -2,22 +2,22 @@
 //! (port 0 works, for tests) and `run_until_stopped` serves until the shutdown token fires.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{AuthState, TokenService, load_or_create_key};
-use crate::backend::{AutoBackend, Backend, CliBackend, CliConfig, SocketBackend, SocketConfig};
-use crate::clipboard::Roots;
-use crate::config::{BackendKind, Settings};
+use crate::auth::AuthState;
+use crate::backend::Backend;
+use crate::config::Settings;
 use crate::mcp::ToolState;
-use crate::oauth::cimd::FetchOptions;
-use crate::oauth::{OAuthConfig, OAuthState, RedirectPolicy};
-use crate::privacy::Privacy;
+use crate::oauth::OAuthState;
 use crate::public::PublicBase;
 use crate::store::{Store, StoreError};
+
+mod parts;
+pub use parts::{backend, token_service};
+use parts::{oauth_config, tls_for, tokens_for, tool_state};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -44,101 +44,6 @@ pub enum StartError {
         addr: SocketAddr,
         source: std::io::Error,
     },
-}
-
-/// The signing key for these settings: inline, from a key file, or generated in the data dir.
-fn signing_key(settings: &Settings) -> Result<Vec<u8>, StartError> {
-    if settings.auth.signing_key.is_empty() {
-        load_or_create_key(&settings.signing_key_path())
-    } else {
-        crate::auth::inline_key(&settings.auth.signing_key)
-    }
-    .map_err(StartError::Key)
-}
-
-/// The token service for tokens issued from the command line (audience `auth.audience`).
-/// Tokens are tied to the epoch of the state database in the data dir (opened, or made, here).
-/// The token service of a running gateway: tokens for scripts under the configured audience, and
-/// OAuth access tokens bound to the resource under the name the client used.
-fn tokens_for(
-    settings: &Settings,
-    public: &PublicBase,
-    store: &Store,
-) -> Result<TokenService, StartError> {
-    let resources: Vec<String> = public.all().iter().map(|b| format!("{b}/mcp")).collect();
-    let key = signing_key(settings)?;
-    Ok(TokenService::with_audiences(
-        &key,
-        &settings.auth.issuer,
-        &settings.auth.audience,
-        &resources.iter().map(String::as_str).collect::<Vec<_>>(),
-    )?
-    .with_epoch(store.epoch()))
-}
-
-/// What every tool call shares: the backend, the roots, redaction, the audit log.
-fn tool_state(
-    settings: &Settings,
-    backend: Backend,
-    store: &Arc<Store>,
-) -> Result<ToolState, StartError> {
-    let privacy = Privacy::new(settings.privacy.redact, &settings.privacy.patterns)
-        .map_err(|e| StartError::Privacy(e.to_string()))?;
-    let roots = Roots::new(
-        settings.clipboard.roots.clone(),
-        settings.clipboard.nested_roots.clone(),
-    );
-    Ok(ToolState::new(backend, roots)
-        .with_privacy(privacy)
-        .with_audit(store.clone()))
-}
-
-pub fn token_service(settings: &Settings) -> Result<TokenService, StartError> {
-    let key = signing_key(settings)?;
-    let epoch = Store::open(&settings.data_dir())?.epoch();
-    Ok(TokenService::new(&key, &settings.auth.issuer, &settings.auth.audience)?.with_epoch(epoch))
-}
-
-/// The backend `copyq.backend` asks for. `auto` takes the socket whenever it can serve and the CLI
-/// when CopyQ's socket speaks a layout this gateway does not know, decided again on every new
-/// connection (see [`crate::backend::AutoBackend`]).
-pub async fn backend(settings: &Settings) -> Backend {
-    let mode = settings.copyq.backend;
-    if mode == BackendKind::Cli {
-        return Backend::Cli(cli_backend(settings));
-    }
-    let path = match settings.copyq_socket() {
-        Ok(path) => path,
-        Err(why) => {
-            tracing::warn!(%why, "no CopyQ socket path; using the copyq CLI");
-            return Backend::Cli(cli_backend(settings));
-        }
-    };
-    let socket = SocketBackend::new(SocketConfig {
-        path,
-        timeout: settings.copyq_timeout(),
-    });
-    if mode == BackendKind::Socket {
-        return Backend::Socket(socket);
-    }
-    let auto = Backend::Auto(AutoBackend::new(socket, cli_backend(settings)));
-    let health = auto.health().await;
-    if !health.up {
-        tracing::info!("CopyQ is not reachable yet; its socket will be used once it is");
-    }
-    auto
-}
-
-fn cli_backend(settings: &Settings) -> CliBackend {
-    let c = &settings.copyq;
-    let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
-    CliBackend::new(CliConfig {
-        command: PathBuf::from(&c.command),
-        session: non_empty(&c.session),
-        settings_path: non_empty(&c.settings_path).map(PathBuf::from),
-        timeout: settings.copyq_timeout(),
-        max_concurrent: settings.limits.max_concurrent_copyq_calls,
-    })
 }
 
 /// Retention (store/retention.rs): at start, then every hour, off the async workers.
@@ -168,44 +73,49 @@ fn prune_hourly(
     });
 }
 
-/// The built-in TLS config (with its files, for reloading), or none; plain HTTP beyond loopback
-/// only when the owner said so.
-async fn tls_for(
-    settings: &Settings,
-) -> Result<Option<(axum_server::tls_rustls::RustlsConfig, crate::tls::TlsFiles)>, StartError> {
+/// The listener on `server.bind`, and the base URL(s) the gateway answers under.
+async fn listen(settings: &Settings) -> Result<(TcpListener, PublicBase), StartError> {
     let addr = settings.server.bind;
-    match settings.tls_files() {
-        Some(files) => Ok(Some((
-            crate::tls::load(&files).await.map_err(StartError::Tls)?,
-            files,
-        ))),
-        None if addr.ip().is_loopback() => Ok(None),
-        None if settings.server.allow_plain_http => {
-            tracing::warn!(%addr, "serving plain HTTP beyond loopback: tokens and clipboard contents cross the network in the clear");
-            Ok(None)
-        }
-        None => Err(StartError::PlainHttp(addr)),
-    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartError::Bind { addr, source })?;
+    let bound = listener.local_addr().unwrap_or(addr);
+    let public = PublicBase::new(
+        &settings.server.public_url,
+        settings.tls_files().is_some(),
+        bound,
+    )
+    .with_forwarded_hosts(&settings.server.allowed_hosts);
+    Ok((listener, public))
 }
 
-/// The authorization server's settings, from `[oauth]`.
-fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthConfig {
-    let o = &settings.oauth;
-    OAuthConfig {
-        base: public.clone(),
-        access_ttl: o.access_token_ttl,
-        refresh_ttl: o.refresh_token_ttl,
-        redirects: RedirectPolicy::new(o.redirect_origins.clone()),
-        max_clients: o.max_clients,
-        registrations_per_hour: o.registrations_per_hour,
-        authorize_per_minute: o.authorize_per_minute,
-        documents: FetchOptions {
-            allow_private: o.metadata_document_allow_private,
-            extra_roots: (!o.metadata_document_ca_file.is_empty())
-                .then(|| PathBuf::from(&o.metadata_document_ca_file)),
-        },
-        redact: settings.privacy.redact,
-    }
+/// The routes with their layers (origin and proxy policy, rate limit), and the trusted proxies
+/// the connection caps also need.
+fn router(
+    settings: &Settings,
+    public: &PublicBase,
+    tools: Arc<ToolState>,
+    auth: AuthState,
+    oauth: Option<Arc<OAuthState>>,
+    shutdown: &CancellationToken,
+) -> Result<(axum::Router, crate::http::TrustedProxies), StartError> {
+    let origins = crate::http::OriginPolicy::new(public, &settings.server.allowed_origins);
+    let proxies = crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
+        .map_err(StartError::OAuth)?;
+    let limiter =
+        crate::http::RateLimiter::new(settings.limits.requests_per_minute, settings.limits.burst);
+    let router = crate::http::router(crate::http::Surface {
+        tools,
+        auth,
+        oauth,
+        origins,
+        limiter,
+        proxies: proxies.clone(),
+        server: &settings.server,
+        limits: &settings.limits,
+        shutdown: shutdown.child_token(),
+    });
+    Ok((router, proxies))
 }
 
 pub struct Application {
@@ -235,19 +145,8 @@ impl Application {
         backend: Backend,
     ) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
-        let addr = settings.server.bind;
         let tls = tls_for(settings).await?;
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| StartError::Bind { addr, source })?;
-        let bound = listener.local_addr().unwrap_or(addr);
-        let public = PublicBase::new(
-            &settings.server.public_url,
-            settings.tls_files().is_some(),
-            bound,
-        )
-        .with_forwarded_hosts(&settings.server.allowed_hosts);
-        let base = public.for_host(None);
+        let (listener, public) = listen(settings).await?;
         let tokens = Arc::new(tokens_for(settings, &public, &store)?);
         let oauth = match settings.oauth.enabled {
             true => Some(Arc::new(
@@ -268,25 +167,8 @@ impl Application {
         let tools = Arc::new(tool_state(settings, backend, &store)?);
         let shutdown = CancellationToken::new();
         auth.flush_last_use(shutdown.child_token());
-        let origins = crate::http::OriginPolicy::new(&public, &settings.server.allowed_origins);
-        let proxies = crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
-            .map_err(StartError::OAuth)?;
-        let limiter = crate::http::RateLimiter::new(
-            settings.limits.requests_per_minute,
-            settings.limits.burst,
-        );
         let writes = tools.writes.clone();
-        let router = crate::http::router(crate::http::Surface {
-            tools,
-            auth,
-            oauth,
-            origins,
-            limiter,
-            proxies: proxies.clone(),
-            server: &settings.server,
-            limits: &settings.limits,
-            shutdown: shutdown.child_token(),
-        });
+        let (router, proxies) = router(settings, &public, tools, auth, oauth, &shutdown)?;
         prune_hourly(
             store.clone(),
             settings.audit.keep,
@@ -303,7 +185,7 @@ impl Application {
             router,
             shutdown,
             tls,
-            url: format!("{base}/mcp"),
+            url: format!("{}/mcp", public.for_host(None)),
             connections: crate::http::conn::ConnLimits::new(
                 l.max_connections,
                 l.max_connections_per_address,

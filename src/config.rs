@@ -1,16 +1,20 @@
 //! Settings: the built-in `config/default.toml`, then an optional user file, then
 //! `COPYQ_MCP__SECTION__KEY` environment variables, then flags. Loaded and checked once at start-up;
-//! unknown keys and bad values fail with a message that names the key.
+//! unknown keys and bad values fail with a message that names the key. The `[section]` structs
+//! are in [`sections`]; this file loads and checks them as a whole.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use config::{Config, Environment, File, FileFormat};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
-use crate::auth::Secret;
+mod sections;
+pub use sections::{
+    AuditSettings, AuthSettings, BackendKind, ClipboardSettings, CopyqSettings, LimitSettings,
+    LogSettings, OAuthSettings, PrivacySettings, ServerSettings, TlsSettings,
+};
 
 const DEFAULTS: &str = include_str!("../config/default.toml");
 const ENV_PREFIX: &str = "COPYQ_MCP";
@@ -40,151 +44,6 @@ pub struct Settings {
     pub log: LogSettings,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PrivacySettings {
-    pub redact: crate::privacy::Redact,
-    pub patterns: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuditSettings {
-    /// How long audit entries are kept; `None` ("forever", or empty): for ever.
-    #[serde(deserialize_with = "keep")]
-    pub keep: Option<Duration>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerSettings {
-    pub bind: SocketAddr,
-    pub allowed_hosts: Vec<String>,
-    pub sessions: bool,
-    pub max_body_bytes: usize,
-    pub public_url: String,
-    pub allowed_origins: Vec<String>,
-    pub allow_plain_http: bool,
-    pub trusted_proxies: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TlsSettings {
-    pub cert: String,
-    pub key: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LimitSettings {
-    pub requests_per_minute: u32,
-    pub burst: u32,
-    pub request_timeout_ms: u64,
-    pub max_concurrent_copyq_calls: usize,
-    pub max_form_bytes: usize,
-    pub header_read_timeout_ms: u64,
-    pub max_connections: usize,
-    pub max_connections_per_address: usize,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OAuthSettings {
-    pub enabled: bool,
-    #[serde(deserialize_with = "ttl")]
-    pub access_token_ttl: Duration,
-    #[serde(deserialize_with = "ttl")]
-    pub refresh_token_ttl: Duration,
-    pub redirect_origins: Vec<String>,
-    pub max_clients: usize,
-    pub registrations_per_hour: u32,
-    pub authorize_per_minute: u32,
-    pub metadata_document_allow_private: bool,
-    pub metadata_document_ca_file: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuthSettings {
-    pub issuer: String,
-    pub audience: String,
-    pub signing_key_file: String,
-    pub signing_key: Secret,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CopyqSettings {
-    pub backend: BackendKind,
-    pub socket: String,
-    pub command: String,
-    pub session: String,
-    pub settings_path: String,
-    pub timeout_ms: u64,
-}
-
-/// `copyq.backend`: how the gateway reaches CopyQ (see [`crate::app::backend`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendKind {
-    /// The socket whenever it can serve, else the CLI, decided per connection.
-    Auto,
-    /// CopyQ's local socket only.
-    Socket,
-    /// The `copyq` command line only.
-    Cli,
-}
-
-impl BackendKind {
-    /// `auto`, `socket` or `cli`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "auto" => Some(Self::Auto),
-            "socket" => Some(Self::Socket),
-            "cli" => Some(Self::Cli),
-            _ => None,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for BackendKind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Self::parse(&s).ok_or_else(|| D::Error::custom("must be auto, socket or cli"))
-    }
-}
-
-/// A lifetime such as `15m`, `1h` or `30d`, parsed once, at load.
-fn ttl<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    let s = String::deserialize(d)?;
-    crate::auth::parse_ttl(&s)
-        .map_err(|_| D::Error::custom("not a duration such as 15m, 1h or 30d"))
-}
-
-/// `audit.keep`: a duration, or "forever" (or empty) for `None`.
-fn keep<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    let s = String::deserialize(d)?;
-    match s.as_str() {
-        "" | "forever" => Ok(None),
-        _ => crate::auth::parse_ttl(&s)
-            .map(Some)
-            .map_err(|_| D::Error::custom("not a duration such as 90d, or \"forever\"")),
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClipboardSettings {
-    pub roots: Vec<String>,
-    pub nested_roots: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LogSettings {
-    pub level: String,
-}
-
 /// Flags that override every other layer.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Overrides {
@@ -195,6 +54,11 @@ pub(crate) struct Overrides {
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]
 pub struct ConfigError(String);
+
+/// The error for a bad value of `key`.
+fn bad(key: &str, why: &str) -> Result<(), ConfigError> {
+    Err(ConfigError(format!("{key}: {why}")))
+}
 
 impl Settings {
     /// The built-in defaults alone: what tests start from before changing fields.
@@ -260,8 +124,8 @@ impl Settings {
         Ok(settings)
     }
 
+    /// Values each key allows, checked in one pass; the first bad one is the error.
     fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
         if self.copyq.timeout_ms == 0 {
             return bad("copyq.timeout_ms", "must be greater than 0");
         }
@@ -270,20 +134,7 @@ impl Settings {
         if self.tls.cert.is_empty() != self.tls.key.is_empty() {
             return bad("tls.cert / tls.key", "set both, or neither");
         }
-        let l = &self.limits;
-        if l.requests_per_minute == 0
-            || l.burst == 0
-            || l.request_timeout_ms == 0
-            || l.max_concurrent_copyq_calls == 0
-            || l.header_read_timeout_ms == 0
-            || l.max_connections == 0
-            || l.max_connections_per_address == 0
-        {
-            return bad(
-                "limits",
-                "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections and max_connections_per_address must be > 0",
-            );
-        }
+        self.limits.check()?;
         if self.copyq.command.is_empty() {
             return bad("copyq.command", "must not be empty");
         }
@@ -293,40 +144,8 @@ impl Settings {
         if self.auth.issuer.is_empty() || self.auth.audience.is_empty() {
             return bad("auth.issuer / auth.audience", "must not be empty");
         }
-        if self.clipboard.roots.is_empty()
-            || self
-                .clipboard
-                .roots
-                .iter()
-                .any(|r| r.is_empty() || r.contains('/'))
-        {
-            return bad("clipboard.roots", "must be non-empty names without '/'");
-        }
-        if let Some(n) = self
-            .clipboard
-            .nested_roots
-            .iter()
-            .find(|n| !self.clipboard.roots.contains(n))
-        {
-            return bad(
-                "clipboard.nested_roots",
-                &format!("'{n}' is not one of clipboard.roots"),
-            );
-        }
-        if !self.server.public_url.is_empty() {
-            match url::Url::parse(&self.server.public_url) {
-                Ok(u)
-                    if matches!(u.scheme(), "http" | "https")
-                        && u.query().is_none()
-                        && u.fragment().is_none() => {}
-                _ => {
-                    return bad(
-                        "server.public_url",
-                        "must be an http(s) URL without query or fragment",
-                    );
-                }
-            }
-        }
+        self.clipboard.check()?;
+        self.server.check_public_url()?;
         if let Err(why) = crate::http::TrustedProxies::parse(&self.server.trusted_proxies) {
             return bad("server.trusted_proxies", &why);
         }

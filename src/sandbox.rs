@@ -11,7 +11,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -20,6 +20,10 @@ use tempfile::TempDir;
 
 use crate::backend::Item;
 use crate::config::Settings;
+
+mod chroot;
+mod server;
+use chroot::{CHROOT_ENV, program};
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const SEED_SCRIPT: &str = r#"
@@ -45,12 +49,6 @@ rm -rf "$2"
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
-/// Names the chroot [`PrivateCopyq::start`] runs CopyQ in, when set (the version matrix).
-pub(crate) const CHROOT_ENV: &str = "COPYQ_MCP_TEST_CHROOT";
-
-/// `PATH` inside a chroot: the host's may name directories the chroot lacks.
-const CHROOT_PATH: &str = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
-
 pub struct PrivateCopyq {
     dir: TempDir,
     xvfb: Child,
@@ -58,19 +56,6 @@ pub struct PrivateCopyq {
     session: String,
     server: Option<Child>,
     chroot: Option<PathBuf>,
-}
-
-/// `program` on the host, or inside `chroot` (`chroot DIR /usr/bin/env PATH=... program`; both
-/// exec, so the child's pid is the program's and its process group is the program's).
-fn program(chroot: Option<&Path>, program: &str) -> Command {
-    match chroot {
-        None => Command::new(program),
-        Some(dir) => {
-            let mut cmd = Command::new("chroot");
-            cmd.arg(dir).args(["/usr/bin/env", CHROOT_PATH, program]);
-            cmd
-        }
-    }
 }
 
 fn missing_tool(name: &str, e: io::Error) -> io::Error {
@@ -93,6 +78,65 @@ fn record_group(dir: &Path, pgid: u32) -> io::Result<()> {
     writeln!(f, "{pgid}")
 }
 
+/// The sandbox's dirs, with the watchdog that removes them (and kills what ran there) once this
+/// process is gone.
+fn sandbox_dir() -> io::Result<TempDir> {
+    // Under /tmp itself (not $TMPDIR): a chroot sees the host's /tmp at the same path, so the
+    // same sandbox can also serve a CopyQ in a chroot later (see [`PrivateCopyq::use_chroot`]).
+    let dir = tempfile::Builder::new()
+        .prefix("copyq-mcp-")
+        .tempdir_in("/tmp")?;
+    for sub in ["config", "data", "run", "cache", "gateway"] {
+        std::fs::create_dir_all(dir.path().join(sub))?;
+    }
+    std::fs::set_permissions(
+        dir.path().join("run"),
+        std::fs::Permissions::from_mode(0o700),
+    )?;
+    Command::new("sh")
+        .args(["-c", WATCHDOG, "copyq-mcp-watchdog"])
+        .arg(std::process::id().to_string())
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    Ok(dir)
+}
+
+/// Xvfb on a free display (in `chroot` if given), in its own process group: the child and its
+/// display number.
+fn start_xvfb(chroot: Option<&Path>, dir: &Path) -> io::Result<(Child, String)> {
+    let mut xvfb = program(chroot, "Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1024x768x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdin(Stdio::null())
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| missing_tool("Xvfb", e))?;
+    let mut line = String::new();
+    if let Some(out) = xvfb.stdout.take() {
+        BufReader::new(out).read_line(&mut line)?;
+    }
+    let number = line.trim();
+    if number.is_empty() {
+        let _ = xvfb.kill();
+        return Err(io::Error::other("Xvfb did not report a display"));
+    }
+    record_group(dir, xvfb.id())?;
+    Ok((xvfb, number.to_owned()))
+}
+
 impl PrivateCopyq {
     /// Start Xvfb on a free display and a CopyQ server in fresh temp dirs; wait until it answers.
     /// Both run inside the chroot named by [`CHROOT_ENV`] when it is set.
@@ -106,55 +150,10 @@ impl PrivateCopyq {
     /// [`Self::start`] on the host (`None`) or inside the chroot `chroot`.
     pub fn start_in(chroot: Option<PathBuf>) -> io::Result<Self> {
         if let Some(dir) = &chroot {
-            Self::check_tmp_shared(dir)?;
+            chroot::check_tmp_shared(dir)?;
         }
-        // Under /tmp itself (not $TMPDIR): a chroot sees the host's /tmp at the same path, so the
-        // same sandbox can also serve a CopyQ in a chroot later (see [`Self::use_chroot`]).
-        let dir = tempfile::Builder::new()
-            .prefix("copyq-mcp-")
-            .tempdir_in("/tmp")?;
-        for sub in ["config", "data", "run", "cache", "gateway"] {
-            std::fs::create_dir_all(dir.path().join(sub))?;
-        }
-        std::fs::set_permissions(
-            dir.path().join("run"),
-            std::fs::Permissions::from_mode(0o700),
-        )?;
-        Command::new("sh")
-            .args(["-c", WATCHDOG, "copyq-mcp-watchdog"])
-            .arg(std::process::id().to_string())
-            .arg(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()?;
-        let mut xvfb = program(chroot.as_deref(), "Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "1024x768x24",
-                "-nolisten",
-                "tcp",
-            ])
-            .stdin(Stdio::null())
-            .process_group(0)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| missing_tool("Xvfb", e))?;
-        let mut line = String::new();
-        if let Some(out) = xvfb.stdout.take() {
-            BufReader::new(out).read_line(&mut line)?;
-        }
-        let number = line.trim();
-        if number.is_empty() {
-            let _ = xvfb.kill();
-            return Err(io::Error::other("Xvfb did not report a display"));
-        }
-        record_group(dir.path(), xvfb.id())?;
+        let dir = sandbox_dir()?;
+        let (xvfb, number) = start_xvfb(chroot.as_deref(), dir.path())?;
         let session = format!(
             "t{}x{}",
             std::process::id(),
@@ -173,33 +172,11 @@ impl PrivateCopyq {
         Ok(me)
     }
 
-    /// A chroot whose `/tmp` is not the host's cannot share the sandbox's paths: say so early.
-    fn check_tmp_shared(root: &Path) -> io::Result<()> {
-        let probe = tempfile::Builder::new()
-            .prefix("copyq-mcp-probe-")
-            .tempfile_in("/tmp")?;
-        let inside = root.join(probe.path().strip_prefix("/").unwrap_or(probe.path()));
-        if inside.exists() {
-            return Ok(());
-        }
-        Err(io::Error::other(format!(
-            "{} does not see the host's /tmp: mount it first (tests/copyq-versions/chroot.sh mount {})",
-            root.display(),
-            root.display()
-        )))
-    }
-
     /// `copyq` for the CLI backend: the host's or the chroot's client (run inside it), with this
     /// sandbox's data dir: the client makes its log dir there, not in the user's ~/.local/share.
     fn write_cli_wrapper(&self) -> io::Result<()> {
         let data = self.dir.path().join("data");
-        let run = match &self.chroot {
-            None => "copyq".to_owned(),
-            Some(root) => format!(
-                "chroot '{}' /usr/bin/env {CHROOT_PATH} copyq",
-                root.display()
-            ),
-        };
+        let run = chroot::shell_command(self.chroot.as_deref(), "copyq");
         let script = format!(
             "#!/bin/sh\nexport XDG_DATA_HOME='{}'\nexec {run} \"$@\"\n",
             data.display()
@@ -213,7 +190,7 @@ impl PrivateCopyq {
     /// same session, dirs and display with another CopyQ version, as an upgrade would be.
     pub fn use_chroot(&mut self, chroot: Option<PathBuf>) -> io::Result<()> {
         if let Some(root) = &chroot {
-            Self::check_tmp_shared(root)?;
+            chroot::check_tmp_shared(root)?;
         }
         self.chroot = chroot;
         self.write_cli_wrapper()
@@ -292,87 +269,6 @@ impl PrivateCopyq {
         let req = serde_json::json!({ "tab": tab, "items": items });
         self.eval(SEED_SCRIPT, req.to_string().as_bytes())
             .map(|_| ())
-    }
-
-    /// Start the CopyQ server (its own process group) and wait until it answers.
-    pub fn start_server(&mut self) -> io::Result<()> {
-        let log = std::fs::File::create(self.dir.path().join("copyq.log"))?;
-        let child = self
-            .command()
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| missing_tool("copyq", e))?;
-        record_group(self.dir.path(), child.id())?;
-        self.server = Some(child);
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            if self.eval("1", b"").is_ok() {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                self.kill_server();
-                return Err(io::Error::other(
-                    "CopyQ server did not become ready in time",
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn signal_group(pid: u32, signal: &str) {
-        let _ = Command::new("kill")
-            .args([signal, "--", &format!("-{pid}")])
-            .stderr(Stdio::null())
-            .status();
-    }
-
-    /// SIGSTOP the server and its helpers: a CopyQ that hangs.
-    pub fn pause_server(&self) {
-        if let Some(child) = &self.server {
-            Self::signal_group(child.id(), "-STOP");
-        }
-    }
-
-    /// SIGCONT after [`Self::pause_server`].
-    pub fn resume_server(&self) {
-        if let Some(child) = &self.server {
-            Self::signal_group(child.id(), "-CONT");
-        }
-    }
-
-    /// SIGKILL the server and its helpers: what a crash looks like. Unsaved changes are lost.
-    pub fn kill_server(&mut self) {
-        if let Some(mut child) = self.server.take() {
-            Self::signal_group(child.id(), "-KILL");
-            let _ = child.wait();
-        }
-    }
-
-    /// Stop the server the way a user would (`copyq exit`: it saves first).
-    pub fn stop_server(&mut self) {
-        let Some(mut child) = self.server.take() else {
-            return;
-        };
-        let _ = self
-            .command()
-            .arg("exit")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        // CopyQ waits up to 10 s for connected clients to hang up, then saves and exits.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                Self::signal_group(child.id(), "-KILL");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self::signal_group(child.id(), "-KILL");
-        let _ = child.wait();
     }
 }
 

@@ -2,39 +2,21 @@
 //! script with the request as JSON on stdin, so user data never becomes script text or argv.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 use tokio::sync::Semaphore;
 
 use super::options::MaxItems;
 use super::socket::path::SocketEnv;
 use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
+mod process;
 mod reply;
 
-use reply::{Owed, made_so_far, parse_reply};
-
-const SCRIPT: &str = include_str!("copyq.js");
-
-/// The bundled script, preceded by the write protocol's constants (see [`super::protocol`]).
-fn script() -> &'static str {
-    static WHOLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    WHOLE.get_or_init(|| {
-        format!(
-            "var PROTOCOL = {};\n{SCRIPT}",
-            super::protocol::for_script()
-        )
-    })
-}
-/// What the `copyq` client prints when no server answers.
-const NO_SERVER: &str = "Cannot connect to server";
+use reply::Owed;
 
 /// How to run the `copyq` client.
 #[derive(Debug, Clone)]
@@ -259,121 +241,5 @@ impl CliBackend {
             },
             Err(_) => super::Health::down("cli"),
         }
-    }
-
-    fn command(&self) -> Command {
-        let mut cmd = Command::new(&self.config.command);
-        cmd.arg("eval").arg("--").arg(script());
-        if let Some(session) = &self.config.session {
-            cmd.env("COPYQ_SESSION_NAME", session);
-        }
-        if let Some(path) = &self.config.settings_path {
-            cmd.env("COPYQ_SETTINGS_PATH", path);
-        }
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        cmd
-    }
-
-    /// Run the script once with `request` on stdin and parse its JSON reply.
-    async fn eval<T: DeserializeOwned>(
-        &self,
-        request: &serde_json::Value,
-    ) -> Result<T, BackendError> {
-        self.run(request, false).await
-    }
-
-    /// [`Self::eval`] of a write. A write's process is never killed halfway (that could leave
-    /// CopyQ's save delays at 0, or a move in both tabs): past the timeout it is left to finish
-    /// (holding its slot), and the write is reported as possibly made. A write whose process ended
-    /// without putting back the save delays it zeroed (its connection to CopyQ dropped) has them
-    /// put back by one more process before it answers; if CopyQ does not answer that either, the
-    /// next call does it.
-    async fn eval_write<T: DeserializeOwned>(
-        &self,
-        request: &serde_json::Value,
-    ) -> Result<T, BackendError> {
-        let result = self.run(request, true).await;
-        if self.owed.get().is_some() {
-            // `run` sends the owed delays with any request; a ping does nothing else.
-            if let Err(e) = self.ping().await {
-                tracing::warn!(error = %e, "CopyQ's save delays are still owed");
-            }
-        }
-        result
-    }
-
-    async fn run<T: DeserializeOwned>(
-        &self,
-        request: &serde_json::Value,
-        write: bool,
-    ) -> Result<T, BackendError> {
-        let mut request = request.clone();
-        if let Some(values) = self.owed.get() {
-            request["owed_delays"] = values;
-        }
-        let input =
-            serde_json::to_vec(&request).map_err(|e| BackendError::Failed(e.to_string()))?;
-        // Waiting for a slot counts against the call's timeout: CopyQ is never flooded, and a call
-        // never waits longer than it may run.
-        let started = Instant::now();
-        let slot = tokio::time::timeout(self.config.timeout, self.slots.clone().acquire_owned())
-            .await
-            .map_err(|_| BackendError::Timeout(self.config.timeout))?
-            .map_err(|_| BackendError::Failed("backend closed".into()))?;
-        let left = self.config.timeout.saturating_sub(started.elapsed());
-        let mut child = self
-            .command()
-            .spawn()
-            .map_err(|e| BackendError::NotRunnable {
-                command: self.config.command.display().to_string(),
-                reason: e.to_string(),
-            })?;
-        let owed = self.owed.clone();
-        let mut process = tokio::spawn(async move {
-            let _slot = slot;
-            if let Some(mut stdin) = child.stdin.take() {
-                stdin.write_all(&input).await?;
-            }
-            let output = child.wait_with_output().await?;
-            owed.note(&output.stdout);
-            Ok::<_, std::io::Error>(output)
-        });
-        let output = match tokio::time::timeout(left, &mut process).await {
-            Ok(joined) => joined
-                .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?
-                .map_err(|e| BackendError::Failed(format!("copyq process: {e}")))?,
-            Err(_) if write => {
-                tracing::warn!(
-                    "a write's copyq process is still running past the timeout; left to finish"
-                );
-                return Err(BackendError::after(
-                    Made::Unknown,
-                    BackendError::Timeout(self.config.timeout),
-                ));
-            }
-            Err(_) => {
-                // Dropping the process kills it.
-                process.abort();
-                return Err(BackendError::Timeout(self.config.timeout));
-            }
-        };
-        let made = made_so_far(&output.stdout);
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let cause = if stderr.contains(NO_SERVER) {
-                BackendError::Unavailable
-            } else {
-                let first = stderr.lines().next().unwrap_or("no output").trim();
-                BackendError::Failed(format!("copyq exited with {}: {first}", output.status))
-            };
-            return Err(match made {
-                Some(made) => BackendError::after(made, cause),
-                None => cause,
-            });
-        }
-        parse_reply(&output.stdout, made)
     }
 }

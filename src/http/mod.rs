@@ -73,6 +73,31 @@ pub struct Surface<'a> {
     pub shutdown: CancellationToken,
 }
 
+/// rmcp's Streamable HTTP service, serving `/mcp` as `[server]` says (sessions, body size, the
+/// hosts it answers for).
+fn mcp_service(
+    tools: &Arc<ToolState>,
+    server: &ServerSettings,
+    hosts: Option<Vec<String>>,
+    shutdown: CancellationToken,
+) -> StreamableHttpService<CopyqMcp, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(server.sessions)
+        .with_json_response(true)
+        .with_max_request_body_bytes(server.max_body_bytes)
+        .with_cancellation_token(shutdown);
+    let config = match hosts {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
+    let handler_tools = tools.clone();
+    StreamableHttpService::new(
+        move || Ok(CopyqMcp::new(handler_tools.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
 pub fn router(surface: Surface<'_>) -> Router {
     let Surface {
         tools,
@@ -85,22 +110,8 @@ pub fn router(surface: Surface<'_>) -> Router {
         limits,
         shutdown,
     } = surface;
-    let mut config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(server.sessions)
-        .with_json_response(true)
-        .with_max_request_body_bytes(server.max_body_bytes)
-        .with_cancellation_token(shutdown);
     let hosts = allowed_hosts(server);
-    config = match hosts.clone() {
-        Some(hosts) => config.with_allowed_hosts(hosts),
-        None => config.disable_allowed_hosts(),
-    };
-    let handler_tools = tools.clone();
-    let mcp = StreamableHttpService::new(
-        move || Ok(CopyqMcp::new(handler_tools.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mcp = mcp_service(&tools, server, hosts.clone(), shutdown);
     // Layers run outside-in: the bearer check first, then the per-caller rate limit, then (with
     // sessions on) the check that a session is the caller's own.
     let mut protected = Router::new().route_service("/mcp", mcp);

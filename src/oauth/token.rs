@@ -1,6 +1,7 @@
 //! `/token` (authorization code with PKCE, and rotating refresh tokens) and `/revoke` (RFC 7009).
 //! Clients authenticate with HTTP Basic, form fields, or, for public clients, their id alone; an
-//! unknown client is `invalid_client`, which makes Claude register again.
+//! unknown client is `invalid_client`, which makes Claude register again. Each grant type is
+//! checked in [`grants`]; the tokens a good one earns are issued here.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,18 +12,18 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{OAuthState, error, is_this_resource, no_store, resource};
+use super::{OAuthState, error, no_store, resource};
 use crate::auth::{Role, TokenSpec};
 use crate::clipboard::Coverage;
 use crate::http::HttpError;
-use crate::store::{
-    ClientInfo, LiveGrant, StoreError, Taken, TokenInfo, hash, now, random_token, secs,
-};
+use crate::store::{ClientInfo, LiveGrant, StoreError, TokenInfo, hash, now, random_token, secs};
+
+mod grants;
+use grants::{authorization_code, refresh};
 
 type Outcome = Result<Response, HttpError>;
 
@@ -97,15 +98,6 @@ fn client(
     }
 }
 
-fn pkce_ok(verifier: &str, challenge: &str) -> bool {
-    let valid = (43..=128).contains(&verifier.len())
-        && verifier
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
-    let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-    valid && bool::from(computed.as_bytes().ct_eq(challenge.as_bytes()))
-}
-
 /// A fresh access token and refresh token for a live grant: its role and the tabs it covers.
 fn tokens_for(s: &OAuthState, t: &Request<'_>, grant_id: &str, grant: &LiveGrant) -> Outcome {
     let client = t.client;
@@ -165,92 +157,6 @@ struct Request<'a> {
     client: &'a ClientInfo,
     issuer: String,
     form: &'a HashMap<String, String>,
-}
-
-fn check_resource(t: &Request<'_>) -> Result<(), HttpError> {
-    match t.form.get("resource") {
-        Some(r) if !is_this_resource(r, &t.issuer) => Err(error(
-            StatusCode::BAD_REQUEST,
-            "invalid_target",
-            "resource is not this server",
-        )),
-        _ => Ok(()),
-    }
-}
-
-fn authorization_code(s: &OAuthState, t: &Request<'_>) -> Outcome {
-    let (client, f) = (t.client, t.form);
-    let code = f.get("code").ok_or_else(|| {
-        error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "code is required",
-        )
-    })?;
-    check_resource(t)?;
-    let record = match s.store.take_code(code).map_err(unavailable)? {
-        Taken::Valid(r) => r,
-        Taken::Reused => {
-            tracing::warn!(client = %crate::logging::field(&client.name), "authorization code reused: its grant is revoked");
-            return Err(invalid_grant(
-                "the code was already used; everything it issued is revoked",
-            ));
-        }
-        Taken::Expired => return Err(invalid_grant("the code has expired")),
-        Taken::Unknown => return Err(invalid_grant("unknown code")),
-    };
-    let revoke = |why: &'static str| {
-        let _ = s.store.revoke_grant(&record.grant_id);
-        invalid_grant(why)
-    };
-    if record.client_id != client.client_id {
-        return Err(revoke("the code was issued to another client"));
-    }
-    if f.get("redirect_uri") != Some(&record.redirect_uri) {
-        return Err(revoke(
-            "redirect_uri does not match the authorization request",
-        ));
-    }
-    if !f
-        .get("code_verifier")
-        .is_some_and(|v| pkce_ok(v, &record.challenge))
-    {
-        return Err(revoke("code_verifier does not match the code challenge"));
-    }
-    let grant = s
-        .store
-        .live_grant(&record.grant_id)
-        .map_err(unavailable)?
-        .ok_or_else(|| invalid_grant("the grant was revoked"))?;
-    tokens_for(s, t, &record.grant_id, &grant)
-}
-
-fn refresh(s: &OAuthState, t: &Request<'_>) -> Outcome {
-    let (client, f) = (t.client, t.form);
-    let token = f.get("refresh_token").ok_or_else(|| {
-        error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "refresh_token is required",
-        )
-    })?;
-    check_resource(t)?;
-    let grant_id = match s.store.take_refresh(token).map_err(unavailable)? {
-        Taken::Valid(g) => g,
-        Taken::Reused => {
-            tracing::warn!(client = %crate::logging::field(&client.name), "refresh token reused: the whole grant is revoked");
-            return Err(invalid_grant(
-                "the refresh token was already used; the grant is revoked",
-            ));
-        }
-        Taken::Expired => return Err(invalid_grant("the refresh token has expired")),
-        Taken::Unknown => return Err(invalid_grant("unknown refresh token")),
-    };
-    match s.store.live_grant(&grant_id).map_err(unavailable)? {
-        Some(grant) if grant.client_id == client.client_id => tokens_for(s, t, &grant_id, &grant),
-        Some(_) => Err(invalid_grant("the refresh token belongs to another client")),
-        None => Err(invalid_grant("the grant was revoked")),
-    }
 }
 
 pub async fn token(
@@ -328,24 +234,4 @@ pub async fn revoke(
     let mut res = StatusCode::OK.into_response();
     no_store(&mut res);
     res
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pkce_s256() {
-        // RFC 7636 appendix B.
-        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-        assert!(pkce_ok(
-            verifier,
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-        ));
-        assert!(!pkce_ok(
-            verifier,
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"
-        ));
-        assert!(!pkce_ok("short", "x"));
-    }
 }

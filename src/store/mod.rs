@@ -4,6 +4,7 @@
 //! which may run in other processes (WAL mode, busy timeout).
 
 mod audit;
+mod clients;
 mod grants;
 mod retention;
 mod tokens;
@@ -19,7 +20,8 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 pub use audit::{AuditEntry, DONE};
-pub use grants::{ClientInfo, CodeRecord, GrantInfo, LiveGrant, NewClient, Taken};
+pub use clients::{ClientInfo, NewClient};
+pub use grants::{CodeRecord, GrantInfo, LiveGrant, Taken};
 pub use retention::Pruned;
 pub use tokens::TokenInfo;
 

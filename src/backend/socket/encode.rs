@@ -118,52 +118,22 @@ impl Writer<'_> {
         }
         match value {
             Value::Invalid => put_header(self.out, type_id::INVALID),
-            Value::Bool(b) => {
-                put_header(self.out, type_id::BOOL);
-                self.out.push(u8::from(*b));
-            }
-            Value::Int(i) => {
-                put_header(self.out, type_id::INT);
-                put_i32(self.out, *i);
-            }
-            Value::UInt(u) => {
-                put_header(self.out, type_id::UINT);
-                put_u32(self.out, *u);
-            }
-            Value::LongLong(i) => {
-                put_header(self.out, type_id::LONG_LONG);
-                self.out.extend_from_slice(&i.to_be_bytes());
-            }
-            Value::ULongLong(u) => {
-                put_header(self.out, type_id::ULONG_LONG);
-                self.out.extend_from_slice(&u.to_be_bytes());
-            }
-            Value::Double(d) => {
-                put_header(self.out, type_id::DOUBLE);
-                self.out.extend_from_slice(&d.to_be_bytes());
-            }
+            Value::Bool(b) => self.fixed(type_id::BOOL, &[u8::from(*b)]),
+            Value::Int(i) => self.fixed(type_id::INT, &i.to_be_bytes()),
+            Value::UInt(u) => self.fixed(type_id::UINT, &u.to_be_bytes()),
+            Value::LongLong(i) => self.fixed(type_id::LONG_LONG, &i.to_be_bytes()),
+            Value::ULongLong(u) => self.fixed(type_id::ULONG_LONG, &u.to_be_bytes()),
+            Value::Double(d) => self.fixed(type_id::DOUBLE, &d.to_be_bytes()),
             Value::Map(map) => {
                 put_header(self.out, type_id::MAP);
                 self.map(map, depth)?;
             }
-            Value::List(items) => {
-                put_header(self.out, type_id::LIST);
-                put_len(self.out, items.len())?;
-                for item in items {
-                    self.variant(item, depth + 1)?;
-                }
-            }
+            Value::List(items) => self.list(items, depth)?,
             Value::String(s) => {
                 put_header(self.out, type_id::STRING);
                 put_string(self.out, s.as_deref())?;
             }
-            Value::StringList(list) => {
-                put_header(self.out, type_id::STRING_LIST);
-                put_len(self.out, list.len())?;
-                for s in list {
-                    put_string(self.out, Some(s))?;
-                }
-            }
+            Value::StringList(list) => self.string_list(list)?,
             Value::Bytes(b) => {
                 put_header(self.out, type_id::BYTE_ARRAY);
                 put_bytes(self.out, b.as_deref())?;
@@ -173,21 +143,53 @@ impl Writer<'_> {
                 put_string(self.out, Some(pattern))?;
                 put_u32(self.out, *options);
             }
-            Value::IntVector(v) => {
-                self.user_header(self.dialect.qt.int_list())?;
-                put_len(self.out, v.len())?;
-                for i in v {
-                    put_i32(self.out, *i);
-                }
-            }
+            Value::IntVector(v) => self.int_vector(v)?,
             Value::MapList(kind, maps) => self.map_list(*kind, maps, depth)?,
-            Value::DataFile(path) => {
-                self.user_header(super::value::type_name::DATA_FILE)?;
-                put_string(self.out, Some(path))?;
-                if self.dialect.data_file_key {
-                    self.out.push(0); // no encryption key
-                }
-            }
+            Value::DataFile(path) => self.data_file(path)?,
+        }
+        Ok(())
+    }
+
+    /// A number or a bool: the header, then its big-endian bytes.
+    fn fixed(&mut self, id: u32, bytes: &[u8]) {
+        put_header(self.out, id);
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn list(&mut self, items: &[Value], depth: usize) -> Result<(), EncodeError> {
+        put_header(self.out, type_id::LIST);
+        put_len(self.out, items.len())?;
+        for item in items {
+            self.variant(item, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    fn string_list(&mut self, list: &[String]) -> Result<(), EncodeError> {
+        put_header(self.out, type_id::STRING_LIST);
+        put_len(self.out, list.len())?;
+        for s in list {
+            put_string(self.out, Some(s))?;
+        }
+        Ok(())
+    }
+
+    /// A row list: the user type `QVector<int>` (Qt 5) or `QList<int>` (Qt 6).
+    fn int_vector(&mut self, v: &[i32]) -> Result<(), EncodeError> {
+        self.user_header(self.dialect.qt.int_list())?;
+        put_len(self.out, v.len())?;
+        for i in v {
+            put_i32(self.out, *i);
+        }
+        Ok(())
+    }
+
+    /// CopyQ's user type `DataFile`: the path of an item format kept in its own file.
+    fn data_file(&mut self, path: &str) -> Result<(), EncodeError> {
+        self.user_header(super::value::type_name::DATA_FILE)?;
+        put_string(self.out, Some(path))?;
+        if self.dialect.data_file_key {
+            self.out.push(0); // no encryption key
         }
         Ok(())
     }

@@ -8,6 +8,7 @@ mod params;
 pub(crate) use params::KNOWN;
 #[cfg(test)]
 mod coverage_tests;
+mod edit;
 mod outcome;
 mod plan;
 mod record;

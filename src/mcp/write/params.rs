@@ -1,10 +1,12 @@
 //! `mcp_write` arguments parsed into typed operations. Every write targets a managed tab under a
-//! configured root, whatever `scope` says; the edit matrix and tag rules are enforced here.
+//! configured root, whatever `scope` says; the edit matrix ([`super::edit`]) and tag rules are enforced
+//! here.
 
 use serde_json::{Map, Value};
 
 use super::super::args::Args;
 use super::super::error::ToolError;
+use super::edit::{EditMode, Field, NewValue};
 use crate::backend::Item;
 use crate::clipboard::{Coverage, Roots, TabRef};
 
@@ -25,60 +27,6 @@ pub(crate) const KNOWN: &[&str] = &[
     "path",
     "expected_version",
 ];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Text,
-    Tags,
-    Note,
-}
-
-impl Field {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Text => "text",
-            Self::Tags => "tags",
-            Self::Note => "note",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditMode {
-    Replace,
-    Append,
-    Prepend,
-    Substitute,
-    Remove,
-}
-
-impl EditMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Replace => "replace",
-            Self::Append => "append",
-            Self::Prepend => "prepend",
-            Self::Substitute => "substitute",
-            Self::Remove => "remove",
-        }
-    }
-
-    /// The reference's matrix of which edit modes each field takes.
-    fn allowed(field: Field) -> &'static [EditMode] {
-        use EditMode::*;
-        match field {
-            Field::Text | Field::Note => &[Replace, Append, Prepend, Substitute],
-            Field::Tags => &[Replace, Append, Remove],
-        }
-    }
-}
-
-/// The new value an update brings: a string for text and note, a list for tags.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NewValue {
-    Str(String),
-    Tags(Vec<String>),
-}
 
 #[derive(Debug, Clone)]
 pub enum WriteOp {

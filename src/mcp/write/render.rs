@@ -1,6 +1,6 @@
 //! The replies of `mcp_write`: `ok|...` after a write, `preview|...` blocks before one.
 
-use super::params::{EditMode, Field};
+use super::edit::{EditMode, Field};
 use super::plan::Plan;
 use crate::backend::Item;
 use crate::clipboard::{TabRef, preview};

@@ -1,0 +1,180 @@
+//! The command line's grammar: every subcommand and flag, with the help text clap prints.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::auth::{Role, parse_ttl};
+
+#[derive(Parser)]
+#[command(
+    name = "copyq-mcp",
+    version,
+    about = "Remote MCP gateway for the CopyQ clipboard manager"
+)]
+pub(super) struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct Common {
+    /// A TOML file layered over the built-in defaults (see config/default.toml).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub(super) config: Option<PathBuf>,
+    /// Where the gateway keeps its state (signing key, database).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub(super) data_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub(super) enum Command {
+    /// Serve /mcp against the desktop's CopyQ.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        /// Address to listen on (default 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<SocketAddr>,
+    },
+    /// Manage bearer tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// The owner's passphrase, asked on the consent page when an app connects through OAuth.
+    Passphrase {
+        #[command(subcommand)]
+        command: PassphraseCommand,
+    },
+    /// Apps connected through OAuth (Claude, ChatGPT, ...).
+    Clients {
+        #[command(subcommand)]
+        command: ClientsCommand,
+    },
+    /// Every write agents made (time, token, mode, tab, sizes); `audit restore ID` puts back what a
+    /// delete or overwrite removed.
+    Audit {
+        #[command(flatten)]
+        common: Common,
+        /// Only entries this recent (1h, 2d) or since this time (2026-11-30T10:00:00).
+        #[arg(long)]
+        since: Option<String>,
+        /// At most this many of the newest entries.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[command(subcommand)]
+        command: Option<AuditCommand>,
+    },
+    /// Built-in HTTPS.
+    Tls {
+        #[command(subcommand)]
+        command: TlsCommand,
+    },
+    /// Start a private headless CopyQ with sample tabs and serve the gateway against it, with
+    /// bearer tokens and OAuth (a one-time consent passphrase) ready to use.
+    Demo {
+        #[command(flatten)]
+        common: Common,
+        /// Address to listen on (default 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<SocketAddr>,
+        /// The consent passphrase for this run (default: a random one, printed).
+        #[arg(long, env = "COPYQ_MCP_DEMO_PASSPHRASE", hide_env_values = true)]
+        passphrase: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(super) enum AuditCommand {
+    /// Put back the item(s) an audited delete, update or tab_delete removed.
+    Restore { id: i64 },
+}
+
+#[derive(Subcommand)]
+pub(super) enum TlsCommand {
+    /// Make a self-signed certificate for this machine's names (cert.pem, key.pem) and print the
+    /// fingerprints clients pin.
+    Generate {
+        #[command(flatten)]
+        common: Common,
+        /// A DNS name or IP address to include (repeatable); default: this machine's names.
+        #[arg(long = "name", value_name = "NAME")]
+        names: Vec<String>,
+        /// Where to write the pair (default: <data dir>/tls).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(super) enum PassphraseCommand {
+    /// Set it: asked twice on a terminal, read from stdin when piped.
+    Set {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Subcommand)]
+pub(super) enum ClientsCommand {
+    /// Connected apps with their role and last use, then registered apps never approved.
+    List {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Remove every registered app that was never approved (the rest are kept).
+    Purge {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Disconnect an app (by client id, or every app of that name): its tokens stop working.
+    Revoke {
+        #[command(flatten)]
+        common: Common,
+        id_or_name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(super) enum TokenCommand {
+    /// Print a new token on stdout.
+    Issue {
+        #[command(flatten)]
+        common: Common,
+        /// read: mcp_read and mcp_validate; write: also mcp_write.
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+        /// A name for the token's holder (its `sub`), e.g. "laptop" or "backup-script".
+        #[arg(long)]
+        name: String,
+        /// Lifetime, e.g. 30d, 12h; without it the token does not expire.
+        #[arg(long, value_parser = parse_ttl)]
+        ttl: Option<std::time::Duration>,
+        /// The tabs the token covers: `all` (the default), `managed` (everything under mcp/),
+        /// or a comma-separated list of external tab names and managed subtrees written
+        /// `mcp/PATH` (`mcp/workspace/project-x` covers that tab and those below it). Other
+        /// tabs do not exist for the token.
+        #[arg(long, value_name = "TABS", value_delimiter = ',')]
+        tabs: Vec<String>,
+        /// One more external tab by its exact name (for names with a comma); repeatable.
+        #[arg(long = "tab", value_name = "NAME")]
+        tab: Vec<String>,
+    },
+    /// Tokens issued with `token issue`.
+    List {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Revoke tokens by id, or all tokens issued to a name: they stop working on the next request.
+    Revoke {
+        #[command(flatten)]
+        common: Common,
+        id_or_name: String,
+    },
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(s).ok_or_else(|| format!("role must be 'read' or 'write', not '{s}'"))
+}

@@ -1,0 +1,144 @@
+//! Checking an authorization request before the consent page shows: which client it names,
+//! where it may send the owner back to, and the rest of the request (response type, PKCE,
+//! resource). Errors about the client or its redirect URI are pages; the rest go back to the app.
+
+use axum::http::StatusCode;
+
+use super::super::cimd::is_document_id;
+use super::super::consent::ClientLabel;
+use super::super::redirect;
+use super::super::{OAuthState, Pending, is_this_resource};
+use crate::http::HttpError;
+use crate::store::{ClientInfo, now, secs};
+
+/// The client a request names: a registered one, or one described by a metadata document (then
+/// recorded, so that `/token`, grants and `clients list` treat it like any other).
+pub(super) async fn find_client(
+    s: &OAuthState,
+    client_id: &str,
+) -> Result<(ClientInfo, ClientLabel), HttpError> {
+    let unavailable = |e: crate::store::StoreError| {
+        tracing::error!(error = %e, "authorize: store unavailable");
+        HttpError::cannot_connect(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The gateway's state database is unavailable. The owner can look at the gateway's log.",
+        )
+    };
+    if is_document_id(client_id) {
+        let doc = s.documents.resolve(client_id).await.map_err(|e| {
+            tracing::warn!(error = %e, "authorize: client metadata document refused");
+            HttpError::cannot_connect(
+                StatusCode::BAD_REQUEST,
+                format!("{e}. The app cannot connect this way; tell its developers."),
+            )
+        })?;
+        let label = ClientLabel::Verified {
+            host: doc.host.clone(),
+        };
+        // A document client is recorded like a registration, and bounded like one: junk ids
+        // (any https URL on a stranger's host) cannot fill the registry either.
+        s.store
+            .expire_unapproved_clients(now() - secs(super::super::register::UNAPPROVED_TTL))
+            .map_err(unavailable)?;
+        let known = s
+            .store
+            .client(&doc.client_id)
+            .map_err(unavailable)?
+            .is_some();
+        if !known && s.store.client_count().map_err(unavailable)? >= s.max_clients {
+            return Err(HttpError::cannot_connect(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The gateway holds its maximum number of apps. The owner can remove some with \
+                 `copyq-mcp clients purge` or `copyq-mcp clients revoke`.",
+            ));
+        }
+        s.store
+            .save_document_client(&doc.client_id, label.name(), &doc.redirect_uris)
+            .map_err(unavailable)?;
+        let client = s
+            .store
+            .client(&doc.client_id)
+            .map_err(unavailable)?
+            .ok_or_else(|| {
+                unavailable(crate::store::StoreError::Invalid("client vanished".into()))
+            })?;
+        return Ok((client, label));
+    }
+    match s.store.client(client_id).map_err(unavailable)? {
+        Some(c) => {
+            let label = ClientLabel::SelfNamed {
+                name: c.name.clone(),
+            };
+            Ok((c, label))
+        }
+        None => Err(HttpError::cannot_connect(
+            StatusCode::BAD_REQUEST,
+            "This app is not known to the gateway (unknown client_id): it may have been removed. \
+             Remove the connector in the app and add it again.",
+        )),
+    }
+}
+
+/// The redirect URI of the request: one the client registered (a loopback one on any port), or
+/// its only one when the request names none; and at an origin the owner allows.
+pub(super) fn redirect_uri(
+    s: &OAuthState,
+    client: &ClientInfo,
+    asked: Option<&str>,
+) -> Result<String, HttpError> {
+    let uri = match asked {
+        Some(uri)
+            if client
+                .redirect_uris
+                .iter()
+                .any(|r| redirect::registered(r, uri)) =>
+        {
+            uri.to_owned()
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        _ => {
+            return Err(HttpError::cannot_connect(
+                StatusCode::BAD_REQUEST,
+                "The address this app wants to send you back to is not one it registered, so the \
+                 request was stopped. Start again from the app; if this keeps happening, remove and add the connector again.",
+            ));
+        }
+    };
+    if let Err(why) = s.redirects.check(&uri) {
+        tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
+        return Err(HttpError::cannot_connect(
+            StatusCode::BAD_REQUEST,
+            "The app wants to send you back to an address the owner does not allow \
+             (oauth.redirect_origins), so the request was stopped.",
+        ));
+    }
+    Ok(uri)
+}
+
+/// The rest of the request, once its redirect URI is known (errors go back to the app): the
+/// response type, PKCE S256 (the challenge is kept in `pending`), and the resource.
+pub(super) fn check_request<'a>(
+    get: &impl Fn(&str) -> Option<&'a str>,
+    pending: &mut Pending,
+) -> Result<(), (&'static str, &'static str)> {
+    if get("response_type") != Some("code") {
+        return Err(("unsupported_response_type", "response_type must be code"));
+    }
+    match (get("code_challenge"), get("code_challenge_method")) {
+        (Some(c), Some("S256")) if (43..=128).contains(&c.len()) => {
+            pending.challenge = c.to_owned()
+        }
+        _ => {
+            return Err((
+                "invalid_request",
+                "PKCE with code_challenge_method S256 is required",
+            ));
+        }
+    }
+    match get("resource") {
+        Some(resource) if !is_this_resource(resource, &pending.issuer) => {
+            Err(("invalid_target", "resource is not this server"))
+        }
+        _ => Ok(()),
+    }
+}
