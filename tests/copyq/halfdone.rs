@@ -51,6 +51,65 @@ async fn a_whole_tab_read_again_reads_the_tab_as_it_is_now() {
     );
 }
 
+/// An item added in CopyQ between the plan of an index-addressed write and the write itself moves
+/// the planned item down: the write's own check of the row sees another item there and refuses,
+/// so no other item is updated, deleted or moved. The proxy adds the item when the gateway asks
+/// the tab's length the second time (the plan asked first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_that_moved_after_the_plan_is_not_written() {
+    let copyq = copyq();
+    let cases = [
+        (
+            "cf-update",
+            json!({"mode": "update", "tab": "workspace/cf-update", "index": 0, "field": "text", "text": "updated"}),
+        ),
+        (
+            "cf-delete",
+            json!({"mode": "delete", "tab": "workspace/cf-delete", "index": 0}),
+        ),
+        (
+            "cf-move",
+            json!({"mode": "move", "tab": "workspace/cf-move", "index": 0, "to_tab": "workspace/cf-target"}),
+        ),
+    ];
+    for (name, write) in cases {
+        let tab = format!("mcp/workspace/{name}");
+        copyq
+            .seed(&tab, &items(&["planned", "older"]))
+            .expect("seed");
+        let add = eval_later(copyq, &format!("tab('{tab}'); add('added meanwhile')"));
+        let proxy = Proxy::start(
+            copyq,
+            &[b"browserLength", &utf16(&tab)],
+            2,
+            Fault::Run(Box::new(add)),
+        );
+        let gw = gateway_with(copyq, |s| proxy.configure(s)).await;
+        let c = client(&gw.url, &gw.write).await;
+        let got = err(&c, "mcp_write", write).await;
+        assert!(
+            proxy.fired(),
+            "{name}: the write asked no length after the plan"
+        );
+        assert_eq!(
+            got,
+            format!(
+                "error|COPYQ_ERROR|Item 0 of 'workspace/{name}' changed in CopyQ while this write was being made; \
+                 nothing was changed. Read it again and retry"
+            )
+        );
+        assert_eq!(
+            tab_texts(copyq, &tab),
+            ["added meanwhile", "planned", "older"],
+            "{name}"
+        );
+    }
+    assert_eq!(
+        tab_texts(copyq, "mcp/workspace/cf-target"),
+        Vec::<String>::new()
+    );
+}
+
 /// A move whose removal from the source fails (CopyQ gone at that call) has put the item in its
 /// target: the reply says so, the audit log keeps the entry as partial, and `audit restore` removes
 /// the copy.
