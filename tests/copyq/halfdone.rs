@@ -5,7 +5,7 @@
 
 mod delays;
 
-use crate::support::proxy::{Fault, Proxy, utf16};
+use crate::support::proxy::{Fault, Proxy, adding_between_plan_and_write, eval_later, utf16};
 use crate::support::*;
 use serde_json::json;
 
@@ -13,17 +13,6 @@ use serde_json::json;
 fn copyq() -> &'static PrivateCopyq {
     static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
     private_copyq(&COPYQ)
-}
-
-/// `copyq eval -- script` against `copyq`, ready to run from a proxy's fault.
-fn eval_later(copyq: &PrivateCopyq, script: &str) -> impl FnOnce() + Send + 'static {
-    let mut cmd = copyq.command();
-    cmd.args(["eval", "--", script])
-        .stdout(std::process::Stdio::null());
-    move || {
-        let status = cmd.status().expect("copyq eval");
-        assert!(status.success(), "the fault's script failed");
-    }
 }
 
 /// A search reads whole tabs through selections; a tab CopyQ unloads meanwhile comes back short and
@@ -77,13 +66,7 @@ async fn an_item_that_moved_after_the_plan_is_not_written() {
         copyq
             .seed(&tab, &items(&["planned", "older"]))
             .expect("seed");
-        let add = eval_later(copyq, &format!("tab('{tab}'); add('added meanwhile')"));
-        let proxy = Proxy::start(
-            copyq,
-            &[b"browserLength", &utf16(&tab)],
-            2,
-            Fault::Run(Box::new(add)),
-        );
+        let proxy = adding_between_plan_and_write(copyq, &tab, "added meanwhile");
         let gw = gateway_with(copyq, |s| proxy.configure(s)).await;
         let c = client(&gw.url, &gw.write).await;
         let got = err(&c, "mcp_write", write).await;

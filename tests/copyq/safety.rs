@@ -4,7 +4,7 @@
 //! it is acknowledged, and odd text round-trips byte for byte.
 //! Each test has its own CopyQ: some change its global options or kill it.
 
-use crate::support::proxy::{Fault, Proxy, utf16};
+use crate::support::proxy::adding_between_plan_and_write;
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -103,20 +103,7 @@ async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
     for (name, write) in cases {
         let tab = format!("mcp/workspace/{name}");
         copyq.seed(&tab, &four).expect("seed");
-        let mut fill = copyq.command();
-        fill.args([
-            "eval",
-            "--",
-            &format!("tab('{tab}'); add('filled meanwhile')"),
-        ])
-        .stdout(std::process::Stdio::null());
-        let fill = move || assert!(fill.status().expect("copyq eval").success(), "fill the tab");
-        let proxy = Proxy::start(
-            &copyq,
-            &[b"browserLength", &utf16(&tab)],
-            2,
-            Fault::Run(Box::new(fill)),
-        );
+        let proxy = adding_between_plan_and_write(&copyq, &tab, "filled meanwhile");
         let gw = gateway_with(&copyq, |s| proxy.configure(s)).await;
         let c = client(&gw.url, &gw.write).await;
         let got = err(&c, "mcp_write", write).await;

@@ -12,7 +12,6 @@ pub use copyq_mcp::auth::Role;
 pub use copyq_mcp::backend::Item;
 use copyq_mcp::config::Settings;
 pub use copyq_mcp::sandbox::PrivateCopyq;
-use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -135,18 +134,10 @@ pub async fn client(url: &str, token: &str) -> Client {
 
 /// The reply of a tool call: (isError, text).
 pub async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
-    let args: JsonObject = args.as_object().cloned().expect("arguments are an object");
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+    assert!(args.is_object(), "arguments are an object");
+    mix::try_call(client, tool, args)
         .await
-        .expect("tool call answers");
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("");
-    (result.is_error.unwrap_or(false), text)
+        .expect("tool call answers")
 }
 
 /// A successful tool call's text; panics with the text if it was an error.

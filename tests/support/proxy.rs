@@ -111,6 +111,29 @@ impl Proxy {
     }
 }
 
+/// A proxy that adds `text` on top of `tab` (a CopyQ tab name) when the gateway asks that tab's
+/// length the second time: after a write's plan asked it, before the write's own check does.
+pub fn adding_between_plan_and_write(copyq: &PrivateCopyq, tab: &str, text: &str) -> Proxy {
+    let add = eval_later(copyq, &format!("tab('{tab}'); add('{text}')"));
+    Proxy::start(
+        copyq,
+        &[b"browserLength", &utf16(tab)],
+        2,
+        Fault::Run(Box::new(add)),
+    )
+}
+
+/// `copyq eval -- script` against `copyq`, ready to run from a proxy's fault.
+pub fn eval_later(copyq: &PrivateCopyq, script: &str) -> impl FnOnce() + Send + 'static {
+    let mut cmd = copyq.command();
+    cmd.args(["eval", "--", script])
+        .stdout(std::process::Stdio::null());
+    move || {
+        let status = cmd.status().expect("copyq eval");
+        assert!(status.success(), "the fault's script failed");
+    }
+}
+
 fn lock(trigger: &Mutex<Trigger>) -> std::sync::MutexGuard<'_, Trigger> {
     trigger.lock().unwrap_or_else(PoisonError::into_inner)
 }
