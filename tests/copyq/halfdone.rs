@@ -5,7 +5,7 @@
 
 mod delays;
 
-use crate::support::proxy::{Fault, Proxy, adding_between_plan_and_write, eval_later, utf16};
+use crate::support::proxy::{Fault, Proxy, eval_later, utf16, write_racing_an_add};
 use crate::support::*;
 use serde_json::json;
 
@@ -66,14 +66,7 @@ async fn an_item_that_moved_after_the_plan_is_not_written() {
         copyq
             .seed(&tab, &items(&["planned", "older"]))
             .expect("seed");
-        let proxy = adding_between_plan_and_write(copyq, &tab, "added meanwhile");
-        let gw = gateway_with(copyq, |s| proxy.configure(s)).await;
-        let c = client(&gw.url, &gw.write).await;
-        let got = err(&c, "mcp_write", write).await;
-        assert!(
-            proxy.fired(),
-            "{name}: the write asked no length after the plan"
-        );
+        let got = write_racing_an_add(copyq, &tab, "added meanwhile", write).await;
         assert_eq!(
             got,
             format!(

@@ -4,7 +4,7 @@
 //! it is acknowledged, and odd text round-trips byte for byte.
 //! Each test has its own CopyQ: some change its global options or kill it.
 
-use crate::support::proxy::adding_between_plan_and_write;
+use crate::support::proxy::write_racing_an_add;
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -103,14 +103,7 @@ async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
     for (name, write) in cases {
         let tab = format!("mcp/workspace/{name}");
         copyq.seed(&tab, &four).expect("seed");
-        let proxy = adding_between_plan_and_write(&copyq, &tab, "filled meanwhile");
-        let gw = gateway_with(&copyq, |s| proxy.configure(s)).await;
-        let c = client(&gw.url, &gw.write).await;
-        let got = err(&c, "mcp_write", write).await;
-        assert!(
-            proxy.fired(),
-            "{name}: the write asked no length after the plan"
-        );
+        let got = write_racing_an_add(&copyq, &tab, "filled meanwhile", write).await;
         assert_eq!(
             got,
             format!(

@@ -113,7 +113,7 @@ impl Proxy {
 
 /// A proxy that adds `text` on top of `tab` (a CopyQ tab name) when the gateway asks that tab's
 /// length the second time: after a write's plan asked it, before the write's own check does.
-pub fn adding_between_plan_and_write(copyq: &PrivateCopyq, tab: &str, text: &str) -> Proxy {
+fn adding_between_plan_and_write(copyq: &PrivateCopyq, tab: &str, text: &str) -> Proxy {
     let add = eval_later(copyq, &format!("tab('{tab}'); add('{text}')"));
     Proxy::start(
         copyq,
@@ -121,6 +121,25 @@ pub fn adding_between_plan_and_write(copyq: &PrivateCopyq, tab: &str, text: &str
         2,
         Fault::Run(Box::new(add)),
     )
+}
+
+/// The error `write` gets (through a gateway of its own) when `text` is added on top of `tab`
+/// between the write's plan and its own check.
+pub async fn write_racing_an_add(
+    copyq: &PrivateCopyq,
+    tab: &str,
+    text: &str,
+    write: serde_json::Value,
+) -> String {
+    let proxy = adding_between_plan_and_write(copyq, tab, text);
+    let gw = super::gateway_with(copyq, |s| proxy.configure(s)).await;
+    let c = super::client(&gw.url, &gw.write).await;
+    let got = super::err(&c, "mcp_write", write).await;
+    assert!(
+        proxy.fired(),
+        "{tab}: the write asked no length after the plan"
+    );
+    got
 }
 
 /// `copyq eval -- script` against `copyq`, ready to run from a proxy's fault.
