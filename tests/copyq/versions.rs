@@ -2,6 +2,7 @@
 //! against each, with both backends): formats CopyQ keeps in files, tab creation, and CopyQ's
 //! name matching that ignores `&`. Each test works in tabs of its own.
 
+use crate::support::proxy::{Fault, Proxy, eval_later, utf16};
 use crate::support::*;
 use serde_json::json;
 
@@ -214,4 +215,52 @@ async fn a_write_that_landed_in_another_tab_is_reported_as_such() {
         "{created:?}"
     );
     assert!(!copyq_tabs(cq).iter().any(|t| t == "mcp/workspace/kh4"));
+}
+
+/// The same through the gateway: the look-alike tab appears just before the write's insert (the
+/// proxy makes it). The socket backend's insert is what creates the tab, so CopyQ puts the item in
+/// the look-alike, and the reply names where it went. The CLI script has made the tab by then
+/// (selecting it creates it), so its insert goes where it was asked, and it says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_racing_a_look_alike_tab_says_where_it_went() {
+    let cq = copyq();
+    let make = eval_later(cq, "tab('&mcp/workspace/kh5'); add('owner\\'s')");
+    let proxy = Proxy::start(
+        cq,
+        &[b"browserInsert", &utf16("mcp/workspace/kh5")],
+        1,
+        Fault::Run(Box::new(make)),
+    );
+    let gw = gateway_with(cq, |s| proxy.configure(s)).await;
+    let c = client(&gw.url, &gw.write).await;
+    let got = call(
+        &c,
+        "mcp_write",
+        json!({"mode": "add", "tab": "workspace/kh5", "text": "stray"}),
+    )
+    .await;
+    assert!(proxy.fired());
+    if health_backend(&gw.settings) == "cli" {
+        assert_eq!(
+            got,
+            (
+                false,
+                "ok|mode:add|tab:workspace/kh5|full_path:mcp/workspace/kh5|index:0|text_len:5|tags:0|note:False".to_owned()
+            )
+        );
+        assert_eq!(texts("mcp/workspace/kh5"), ["stray"]);
+        assert_eq!(texts("&mcp/workspace/kh5"), ["owner's"]);
+        return;
+    }
+    assert_eq!(
+        got,
+        (
+            true,
+            "error|PERMISSION_DENIED|CopyQ made this write in its tab '&mcp/workspace/kh5' instead of 'mcp/workspace/kh5' \
+             (CopyQ ignores '&' in tab names, and that tab appeared after the write was planned): the change was made there, \
+             not in 'mcp/workspace/kh5'".to_owned()
+        )
+    );
+    assert_eq!(texts("&mcp/workspace/kh5"), ["stray", "owner's"]);
+    assert!(!copyq_tabs(cq).iter().any(|t| t == "mcp/workspace/kh5"));
 }
