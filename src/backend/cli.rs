@@ -40,7 +40,7 @@ pub struct CliBackend {
     /// `maxitems`, cached while the options file of the session the client talks to is unchanged.
     limit: Arc<MaxItems>,
     /// Save delays a write zeroed and could not put back (its process died halfway): the next
-    /// call's script puts them back first.
+    /// call's script puts them back first (one process at a time carries them).
     owed: Owed,
 }
 

@@ -64,7 +64,7 @@ impl CliBackend {
         request: &serde_json::Value,
     ) -> Result<T, BackendError> {
         let result = self.run(request, true).await;
-        if self.owed.get().is_some() {
+        if self.owed.waiting() {
             // `run` sends the owed delays with any request; a ping does nothing else.
             if let Err(e) = self.ping().await {
                 tracing::warn!(error = %e, "CopyQ's save delays are still owed");
@@ -78,7 +78,8 @@ impl CliBackend {
         request: &serde_json::Value,
         write: bool,
     ) -> Result<T, BackendError> {
-        let input = self.input(request)?;
+        let lent = self.owed.lend();
+        let input = input(request, lent.values())?;
         // Waiting for a slot counts against the call's timeout: CopyQ is never flooded, and a call
         // never waits longer than it may run.
         let started = Instant::now();
@@ -102,6 +103,7 @@ impl CliBackend {
             }
             let output = child.wait_with_output().await?;
             owed.note(&output.stdout);
+            drop(lent);
             Ok::<_, std::io::Error>(output)
         });
         let output = match tokio::time::timeout(left, &mut process).await {
@@ -125,15 +127,18 @@ impl CliBackend {
         };
         outcome(&output)
     }
+}
 
-    /// The request as the script reads it, with the save delays still owed to CopyQ.
-    fn input(&self, request: &serde_json::Value) -> Result<Vec<u8>, BackendError> {
-        let mut request = request.clone();
-        if let Some(values) = self.owed.get() {
-            request["owed_delays"] = values;
-        }
-        serde_json::to_vec(&request).map_err(|e| BackendError::Failed(e.to_string()))
+/// The request as the script reads it, with the owed save delays this process carries.
+fn input(
+    request: &serde_json::Value,
+    owed: Option<&serde_json::Value>,
+) -> Result<Vec<u8>, BackendError> {
+    let mut request = request.clone();
+    if let Some(values) = owed {
+        request["owed_delays"] = values.clone();
     }
+    serde_json::to_vec(&request).map_err(|e| BackendError::Failed(e.to_string()))
 }
 
 /// What a finished process says: its reply, or why it failed (and what it had made by then).

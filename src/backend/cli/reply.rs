@@ -35,16 +35,42 @@ struct Refusal {
 }
 
 /// Save delays a write's script zeroed and did not put back: its `delays:[...]` line (the values
-/// before) was not followed by `delays:back`.
+/// before) was not followed by `delays:back`. They are lent to one process at a time to put back:
+/// a call running beside the one that carries them does not also carry them, so it cannot put them
+/// back while a write that went on zeroes them again.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Owed(Arc<Mutex<Option<Value>>>);
+pub(super) struct Owed(Arc<Mutex<OwedDelays>>);
+
+#[derive(Debug, Default)]
+struct OwedDelays {
+    values: Option<Value>,
+    /// A running process carries them.
+    lent: bool,
+}
 
 impl Owed {
-    pub(super) fn get(&self) -> Option<Value> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    fn lock(&self) -> std::sync::MutexGuard<'_, OwedDelays> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether delays are owed and no running process carries them.
+    pub(super) fn waiting(&self) -> bool {
+        let owed = self.lock();
+        owed.values.is_some() && !owed.lent
+    }
+
+    /// The owed delays for one process to carry, unless another one does.
+    pub(super) fn lend(&self) -> Lent {
+        let mut owed = self.lock();
+        let values = match (&owed.values, owed.lent) {
+            (Some(values), false) => Some(values.clone()),
+            _ => None,
+        };
+        owed.lent |= values.is_some();
+        Lent {
+            owed: self.clone(),
+            values,
+        }
     }
 
     /// Learn from a script's output whether it left save delays owed, or put owed ones back.
@@ -57,14 +83,35 @@ impl Owed {
         else {
             return;
         };
-        let mut owed = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut owed = self.lock();
         if last == "back" {
-            if owed.take().is_some() {
+            if owed.values.take().is_some() {
                 tracing::info!("CopyQ's save delays are put back");
             }
         } else if let Ok(values) = serde_json::from_str::<Value>(last) {
             tracing::error!("a write could not put CopyQ's save delays back; the next call will");
-            *owed = Some(values);
+            owed.values = Some(values);
+        }
+    }
+}
+
+/// Owed delays one process carries; when it is dropped (the process ended, its output noted, or it
+/// never ran), a later process may carry whatever is still owed.
+pub(super) struct Lent {
+    owed: Owed,
+    values: Option<Value>,
+}
+
+impl Lent {
+    pub(super) fn values(&self) -> Option<&Value> {
+        self.values.as_ref()
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if self.values.is_some() {
+            self.owed.lock().lent = false;
         }
     }
 }
@@ -129,6 +176,30 @@ mod tests {
 
     fn parsed(out: &str) -> Result<Done, BackendError> {
         parse_reply(out.as_bytes(), made_so_far(out.as_bytes()))
+    }
+
+    #[test]
+    fn owed_delays_are_carried_by_one_process_at_a_time() {
+        let owed = Owed::default();
+        assert_eq!(owed.lend().values(), None);
+        owed.note(b"made:change\ndelays:[\"1\",\"2\",\"3\",\"4\",\"5\"]\n");
+        assert!(owed.waiting());
+        let first = owed.lend();
+        assert_eq!(first.values(), Some(&json!(["1", "2", "3", "4", "5"])));
+        assert!(!owed.waiting());
+        assert_eq!(
+            owed.lend().values(),
+            None,
+            "a second process does not carry them"
+        );
+        // The first process ended without putting them back: the next one carries them.
+        drop(first);
+        let again = owed.lend();
+        assert_eq!(again.values(), Some(&json!(["1", "2", "3", "4", "5"])));
+        owed.note(b"delays:back\n{\"ok\":true}");
+        drop(again);
+        assert!(!owed.waiting());
+        assert_eq!(owed.lend().values(), None);
     }
 
     #[test]
