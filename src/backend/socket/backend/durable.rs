@@ -106,12 +106,7 @@ impl SocketBackend {
         Fut: Future<Output = Result<T, BackendError>>,
     {
         self.settle_owed().await?;
-        let all = self.tabs().await?;
-        let existing: Vec<String> = names
-            .iter()
-            .filter(|n| all.iter().any(|a| a == *n))
-            .map(|n| n.to_string())
-            .collect();
+        let existing = self.existing(names).await?;
         let created = existing.len() < names.len();
         // write protocol: unload
         let unloaded = self.unload(&existing).await?;
@@ -156,12 +151,7 @@ impl SocketBackend {
 
     /// Save what the write touched now that it is made.
     async fn save_after(&self, names: &[&str], created: bool) -> Result<(), BackendError> {
-        let all = self.tabs().await?;
-        let now: Vec<String> = names
-            .iter()
-            .filter(|n| all.iter().any(|a| a == *n))
-            .map(|n| n.to_string())
-            .collect();
+        let now = self.existing(names).await?;
         // write protocol: unload-after
         self.unload(&now).await?;
         if created {
@@ -169,6 +159,16 @@ impl SocketBackend {
             self.flush_tab_list().await?;
         }
         Ok(())
+    }
+
+    /// Those of `names` that are tabs now.
+    async fn existing(&self, names: &[&str]) -> Result<Vec<String>, BackendError> {
+        let all = self.tabs().await?;
+        Ok(names
+            .iter()
+            .filter(|n| all.iter().any(|a| a == *n))
+            .map(|n| n.to_string())
+            .collect())
     }
 
     /// CopyQ saves its tab list a second after a change; any config() call saves it at once.
