@@ -25,10 +25,13 @@ struct Run {
 
 /// Remove the tabs a run made, and seed the shared tabs afresh, so every run starts alike.
 fn reset(copyq: &PrivateCopyq) {
-    let script = "tab().filter(function (t) { return t.indexOf('mcp/workspace/load') === 0; })\
-                  .forEach(function (t) { removeTab(t); }); \
-                  for (var k = 0; k < 4; ++k) { tab('mcp/workspace/load-' + k); add('seed load-' + k); } unload()";
-    copyq.eval(script, b"").expect("reset the load tabs");
+    let shared = mix::SHARED_TABS;
+    let script = format!(
+        "tab().filter(function (t) {{ return t.indexOf('mcp/workspace/load') === 0; }})\
+         .forEach(function (t) {{ removeTab(t); }}); \
+         for (var k = 0; k < {shared}; ++k) {{ tab('mcp/workspace/load-' + k); add('seed load-' + k); }} unload()"
+    );
+    copyq.eval(&script, b"").expect("reset the load tabs");
 }
 
 async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
