@@ -332,7 +332,12 @@ async fn removed_tabs_stay_removed_after_a_crash_at_once() {
     ] {
         copyq.seed(tab, &items(&["an item"])).expect("seed");
     }
-    copyq.eval("unload()", b"").expect("save the seed");
+    // The tab list on disk must name the doomed tabs before the delete (config() saves it at
+    // once): otherwise a restart could not bring them back anyway, and the test would pass with
+    // the write's own flush taken out.
+    copyq
+        .eval("unload(); config('tabs')", b"")
+        .expect("save the seed and the tab list");
     let gw = gateway(&copyq).await;
     let c = client(&gw.url, &gw.write).await;
     let got = w(&c, json!({"mode": "tab_delete", "path": "workspace/gone"})).await;
