@@ -118,6 +118,48 @@ async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
     assert_eq!(tab_texts(&copyq, "mcp/workspace/mover"), ["to move"]);
 }
 
+/// The write's own room check, asked directly of the backend with the limit the plan would pass:
+/// a tab holding `limit` items takes nothing more, by insert or by move, and is left as it was; one
+/// holding `limit - 1` takes the item into its last slot.
+#[tokio::test]
+async fn the_backend_refuses_a_full_tab_and_fills_its_last_slot() {
+    use copyq_mcp::backend::BackendError;
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    let three = items(&["a", "b", "c"]);
+    copyq.seed("mcp/workspace/three", &three).expect("seed");
+    copyq
+        .seed("mcp/workspace/source", &items(&["moving"]))
+        .expect("seed");
+    let gw = gateway(&copyq).await;
+    let backend = copyq_mcp::app::backend(&gw.settings).await;
+    let extra = Item::new("extra", &[], "");
+    let got = backend.insert("mcp/workspace/three", &extra, 3).await;
+    assert!(
+        matches!(got, Err(BackendError::TabFull { limit: 3 })),
+        "{got:?}"
+    );
+    let moving = Item::new("moving", &[], "");
+    let got = backend
+        .move_item("mcp/workspace/source", 0, &moving, "mcp/workspace/three", 3)
+        .await;
+    assert!(
+        matches!(got, Err(BackendError::TabFull { limit: 3 })),
+        "{got:?}"
+    );
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/three"), ["a", "b", "c"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/source"), ["moving"]);
+
+    let got = backend.insert("mcp/workspace/three", &extra, 4).await;
+    assert!(
+        matches!(got, Ok(copyq_mcp::backend::Persisted::Unload)),
+        "{got:?}"
+    );
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/three"),
+        ["extra", "a", "b", "c"]
+    );
+}
+
 #[tokio::test]
 async fn concurrent_clients_lose_and_duplicate_nothing() {
     let copyq = PrivateCopyq::start().expect("CopyQ");
