@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Plants again, one at a time, the bugs the suite once let through (issue 12, item 7) and a removal
+# of each step of the durable write, and runs the tests that must catch each one. A bug that fails
+# fewer tests than it should, does not build, or can no longer be planted (the code it edits
+# changed: update its line here) makes the script fail.
+#
+#   bash tests/planted.sh [NAME...]     all plants, or only those named
+#
+# It plants into a scratch worktree of HEAD (never your working tree) built in target/planted (the
+# first run builds the dependencies there, about 5 minutes; later runs about a minute a plant).
+# It needs what tests/run.sh installs (copyq, xvfb, the clients in target/clients).
+# COPYQ_MCP_TEST_CHROOT runs the CopyQ suites against a chroot's CopyQ, as in the matrix. Not part of
+# tests/run.sh: it takes 10-15 minutes and proves the tests, not the code.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+only=" $* "
+work=$(mktemp -d /tmp/copyq-mcp-planted.XXXXXX)
+cleanup() {
+    git -C "$repo" worktree remove --force "$work/tree" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+git -C "$repo" worktree add --quiet --detach "$work/tree" HEAD
+cd "$work/tree"
+export CARGO_TARGET_DIR=$repo/target/planted
+export CLIENTS_DIR=${CLIENTS_DIR:-$repo/target/clients}
+results=()
+bad=0
+
+# plant NAME AT-LEAST FILE PERL-SUBSTITUTION -- TEST COMMAND...
+plant() {
+    local name=$1 least=$2 file=$3 sub=$4
+    shift 5
+    [[ $only == "  " || $only == *" $name "* ]] || return 0
+    git checkout --quiet -- .
+    perl -0pi -e "$sub" "$file"
+    local verdict
+    if git diff --quiet; then
+        verdict="NOT PLANTED (the code it edits changed)"
+        bad=1
+    else
+        local log=$work/$name.log
+        "$@" --no-fail-fast >"$log" 2>&1 || true
+        local failed names
+        failed=$(grep -cE '^test .* \.\.\. FAILED$' "$log" || true)
+        names=$(grep -E '^test .* \.\.\. FAILED$' "$log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u | tr '\n' ' ')
+        if grep -q 'could not compile' "$log"; then
+            verdict="DID NOT BUILD"
+            bad=1
+        elif ((failed < least)); then
+            verdict="CAUGHT BY $failed TESTS, EXPECTED $least: $names"
+            bad=1
+            cp "$log" "$repo/target/planted-$name.log"
+        else
+            verdict="caught by $failed: $names"
+        fi
+    fi
+    echo "planted.sh: $name: $verdict" >&2
+    results+=("$name: $verdict")
+    git checkout --quiet -- .
+}
+
+t=(cargo test --locked)
+cli=(env COPYQ_MCP_TEST_BACKEND=cli)
+sock=(env COPYQ_MCP_TEST_BACKEND=socket)
+socket_write=src/backend/socket/backend/write.rs
+durable=src/backend/socket/backend/durable.rs
+js=src/backend/copyq.js
+
+# The write's own room check, off by one (the plan-time check is right).
+plant full-socket 2 $socket_write 's/self\.length\(tab\)\.await\? >= limit/self.length(tab).await? > limit/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+plant full-cli 2 $js 's/if \(size\(\) >= limit\)/if (size() > limit)/' \
+    -- "${cli[@]}" "${t[@]}" --test copyq safety
+# move and tab_create left out of the audit log.
+plant audit-move-create 2 src/mcp/write/mod.rs \
+    's/Some\(store\) => Some\(store\.record_audit/Some(store) if !matches!(plan, Plan::Move { .. } | Plan::TabCreate { .. }) => Some(store.record_audit/; s/        None => None,\n    \};\n    let result/        _ => None,\n    };\n    let result/' \
+    -- "${t[@]}" --test copyq audit
+# /token: a code redeemed by another client, or with another redirect URI.
+plant code-other-client 1 src/oauth/token/grants.rs \
+    's/if record\.client_id != client\.client_id/if false \&\& record.client_id != client.client_id/' \
+    -- "${t[@]}" --test oauth
+plant code-redirect-uri 1 src/oauth/token/grants.rs \
+    's/if f\.get\("redirect_uri"\) != Some/if false \&\& f.get("redirect_uri") != Some/' \
+    -- "${t[@]}" --test oauth
+# The call-time role check (tools/list still hides mcp_write from a read token).
+plant call-time-role 3 src/mcp/server.rs \
+    's/if !allowed\(principal\.role, &request\.name\)/if false \&\& !allowed(principal.role, \&request.name)/' \
+    -- "${t[@]}" --lib --test gateway --test oauth
+# Each step of the durable write, on both backends.
+plant unload-after-socket 2 $durable 's/self\.unload\(&now\)\.await\?;/let _ = &now;/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+plant unload-after-cli 2 $js 's/names\.forEach\(function \(n\) \{ if \(exists\(n\)\) unload\(n\); \}\);/\/\/ planted/' \
+    -- "${cli[@]}" "${t[@]}" --test copyq safety
+plant zero-delays-socket 2 $durable 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+plant zero-delays-cli 2 $js 's/SAVE_DELAYS\.forEach\(function \(k\) \{ config\(k, 0\); \}\);/\/\/ planted/' \
+    -- "${cli[@]}" "${t[@]}" --test copyq safety
+# On CopyQ 17.0 a removal outlives an immediate SIGKILL without the flush in one of the two tests
+# on the socket backend and in neither on the CLI backend (measured), so the chroot run of 17.0
+# expects one there and cannot check the CLI's flush at all.
+sid=0
+[[ ${COPYQ_MCP_TEST_CHROOT:-} == */sid ]] && sid=1
+plant removal-flush-socket $((2 - sid)) $socket_write 's/match self\.flush_tab_list\(\)\.await \{/match Ok::<(), BackendError>(()) {/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+if ((sid)); then
+    results+=("removal-flush-cli: not observable on CopyQ 17.0 (see above)")
+else
+    plant removal-flush-cli 2 $js 's/    \}\);\n    flushTabList\(\);\n    return \{ items_removed/    });\n    return { items_removed/' \
+        -- "${cli[@]}" "${t[@]}" --test copyq safety
+fi
+
+printf '%s\n' "${results[@]}"
+exit $bad
