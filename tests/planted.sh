@@ -27,7 +27,7 @@ export CLIENTS_DIR=${CLIENTS_DIR:-$repo/target/clients}
 results=()
 bad=0
 
-# plant NAME AT-LEAST FILE PERL-SUBSTITUTION -- TEST COMMAND...
+# plant NAME AT-LEAST FILE PERL-SUBSTITUTION -- TEST COMMAND... (AT-LEAST "-": report, do not check)
 plant() {
     local name=$1 least=$2 file=$3 sub=$4
     shift 5
@@ -47,6 +47,8 @@ plant() {
         if grep -q 'could not compile' "$log"; then
             verdict="DID NOT BUILD"
             bad=1
+        elif [[ $least == - ]]; then
+            verdict="caught by $failed (not checked here): $names"
         elif ((failed < least)); then
             verdict="CAUGHT BY $failed TESTS, EXPECTED $least: $names"
             bad=1
@@ -63,6 +65,7 @@ plant() {
 t=(cargo test --locked)
 cli=(env COPYQ_MCP_TEST_BACKEND=cli)
 sock=(env COPYQ_MCP_TEST_BACKEND=socket)
+host=(env -u COPYQ_MCP_TEST_CHROOT)  # for suites the matrix does not run (gateway, oauth, lib)
 socket_write=src/backend/socket/backend/write.rs
 durable=src/backend/socket/backend/durable.rs
 js=src/backend/copyq.js
@@ -79,14 +82,14 @@ plant audit-move-create 2 src/mcp/write/mod.rs \
 # /token: a code redeemed by another client, or with another redirect URI.
 plant code-other-client 1 src/oauth/token/grants.rs \
     's/if record\.client_id != client\.client_id/if false \&\& record.client_id != client.client_id/' \
-    -- "${t[@]}" --test oauth
+    -- "${host[@]}" "${t[@]}" --test oauth
 plant code-redirect-uri 1 src/oauth/token/grants.rs \
     's/if f\.get\("redirect_uri"\) != Some/if false \&\& f.get("redirect_uri") != Some/' \
-    -- "${t[@]}" --test oauth
+    -- "${host[@]}" "${t[@]}" --test oauth
 # The call-time role check (tools/list still hides mcp_write from a read token).
 plant call-time-role 3 src/mcp/server.rs \
     's/if !allowed\(principal\.role, &request\.name\)/if false \&\& !allowed(principal.role, \&request.name)/' \
-    -- "${t[@]}" --lib --test gateway --test oauth
+    -- "${host[@]}" "${t[@]}" --lib --test gateway --test oauth
 # Each step of the durable write, on both backends.
 plant unload-after-socket 2 $durable 's/self\.unload\(&now\)\.await\?;/let _ = &now;/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
@@ -96,19 +99,15 @@ plant zero-delays-socket 2 $durable 's/true => Some\(self\.zero_delays\(\)\.awai
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant zero-delays-cli 2 $js 's/SAVE_DELAYS\.forEach\(function \(k\) \{ config\(k, 0\); \}\);/\/\/ planted/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
-# On CopyQ 17.0 a removal outlives an immediate SIGKILL without the flush in one of the two tests
-# on the socket backend and in neither on the CLI backend (measured), so the chroot run of 17.0
-# expects one there and cannot check the CLI's flush at all.
-sid=0
-[[ ${COPYQ_MCP_TEST_CHROOT:-} == */sid ]] && sid=1
-plant removal-flush-socket $((2 - sid)) $socket_write 's/match self\.flush_tab_list\(\)\.await \{/match Ok::<(), BackendError>(()) {/' \
+# CopyQ 17.0 saves its tab list soon after a removal on its own: without the flush, a SIGKILL at
+# the reply loses the removal in one of the two tests or none, a different one from run to run
+# (measured), so the chroot run of 17.0 reports these two and does not check them.
+least=2
+[[ ${COPYQ_MCP_TEST_CHROOT:-} == */sid ]] && least=-
+plant removal-flush-socket $least $socket_write 's/match self\.flush_tab_list\(\)\.await \{/match Ok::<(), BackendError>(()) {/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
-if ((sid)); then
-    results+=("removal-flush-cli: not observable on CopyQ 17.0 (see above)")
-else
-    plant removal-flush-cli 2 $js 's/    \}\);\n    flushTabList\(\);\n    return \{ items_removed/    });\n    return { items_removed/' \
-        -- "${cli[@]}" "${t[@]}" --test copyq safety
-fi
+plant removal-flush-cli $least $js 's/    \}\);\n    flushTabList\(\);\n    return \{ items_removed/    });\n    return { items_removed/' \
+    -- "${cli[@]}" "${t[@]}" --test copyq safety
 
 printf '%s\n' "${results[@]}"
 exit $bad
