@@ -43,7 +43,7 @@ plant() {
         "$@" --no-fail-fast >"$log" 2>&1 || true
         local failed names
         failed=$(grep -cE '^test .* \.\.\. FAILED$' "$log" || true)
-        names=$(grep -E '^test .* \.\.\. FAILED$' "$log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u | tr '\n' ' ')
+        names=$({ grep -E '^test .* \.\.\. FAILED$' "$log" || true; } | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u | tr '\n' ' ')
         if grep -q 'could not compile' "$log"; then
             verdict="DID NOT BUILD"
             bad=1
