@@ -36,7 +36,6 @@ git -C "$repo" worktree add --quiet --detach "$work/tree" HEAD
 cd "$work/tree"
 export CARGO_TARGET_DIR=$repo/target/planted
 export CLIENTS_DIR=${CLIENTS_DIR:-$repo/target/clients}
-results=()
 bad=0
 
 # plant NAME AT-LEAST FILE PERL-SUBSTITUTION -- TEST COMMAND... (AT-LEAST "-": report, do not check)
@@ -72,7 +71,6 @@ plant() {
         fi
     fi
     echo "planted.sh: $name: $verdict" >&2
-    results+=("$name: $verdict")
     git checkout --quiet -- .
 }
 
@@ -123,5 +121,4 @@ plant removal-flush-socket $least $socket_write 's/match self\.flush_tab_list\(\
 plant removal-flush-cli $least $js 's/    \}\);\n    flushTabList\(\);\n    return \{ items_removed/    });\n    return { items_removed/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
 
-printf '%s\n' "${results[@]}"
 exit $bad
