@@ -1,7 +1,8 @@
 //! The CopyQ backend: one small, data-shaped interface over the ways of reaching CopyQ. A read is
-//! one round trip (one `copyq` process, or one pipelined batch on the socket); a durable write is
-//! several steps (save delays zeroed, the change, the save, the delays put back: see
-//! [`protocol`]), one `copyq` process on the CLI and about ten socket calls natively. Knows nothing
+//! one `copyq` process on the CLI, and a few pipelined batches on the socket (the tab list, the
+//! lengths, the rows: see `socket/backend/read.rs`); a durable write is several steps (save delays
+//! zeroed, the change, the save, the delays put back: see [`protocol`]), one `copyq` process on
+//! the CLI and about ten socket calls natively. Uses no other module of the crate: knows nothing
 //! of HTTP, MCP or tokens.
 
 mod auto;
