@@ -1,6 +1,8 @@
 //! The MCP surface: the server handler, one module per tool, argument parsing and the reply format.
-//! Tools turn arguments into typed queries, call the backend and format the reply; they never see
-//! HTTP or tokens, only the caller's [`Role`](crate::auth::Role).
+//! Tools turn arguments into typed queries, call the backend and format the reply; they parse no
+//! HTTP and check no token. The handler takes the [`Principal`](crate::auth::Principal) the bearer
+//! check put on the request: its role decides which tools exist, its tabs what a call may see or
+//! change, its subject goes in the audit log (written through [`crate::store`]).
 
 mod args;
 mod catalog;
