@@ -1,8 +1,12 @@
 //! copyq-mcp: a remote MCP gateway for the CopyQ clipboard manager.
 //!
-//! A request travels one way through the layers, and so do the dependencies:
+//! A request travels through these layers in this order. The code depends in another order,
+//! `http -> mcp -> auth -> clipboard / store -> backend` (the bearer check is a layer `http`
+//! mounts, and `mcp` takes the `Principal` it leaves); ARCHITECTURE.md has the whole graph and
+//! the edges that still point back up.
 //!
-//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service) and `/healthz`;
+//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service) and `/healthz`, and mounts the
+//!   routes of [`oauth`];
 //! - [`auth`] turns the bearer token into a [`auth::Principal`] with a [`auth::Role`], or a 401;
 //! - [`mcp`] is the MCP handler: it filters tools by role, parses arguments into typed queries and
 //!   formats the pipe-separated replies of `mcp_read`, `mcp_write` and `mcp_validate`;
@@ -17,15 +21,17 @@
 //! grants, revocations, the audit log, retention); [`public`] says which base URL a request is
 //! answered under; [`limit`] and `http::conn` bound what one client can take; [`text`] refuses
 //! names that hide or reorder characters; [`private`] keeps state files 0600 in a 0700 dir;
-//! [`privacy`] masks secrets in what the read tools return (pure: the read path applies it).
+//! [`privacy`] masks secrets in what the tools show (pure: reads and write previews apply it).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
 //! command line, [`owner`] the owner's commands (tokens, clients, audit), [`tls`] the built-in
 //! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
 //! tests and [`demo`].
 //!
-//! What the binary (`src/main.rs`), the integration tests and the benchmarks use is `pub`; the
-//! rest is `pub(crate)`, so the compiler reports what nothing uses.
+//! The modules the binary (`src/main.rs`), the integration tests and the benchmarks use are
+//! `pub`, the rest `pub(crate)`. The compiler reports an unused item only where it is
+//! crate-private: an item left `pub` inside a `pub` module (`backend` has many) is part of the
+//! library's interface, so it is never reported, even when nothing uses it.
 
 #![forbid(unsafe_code)]
 // The crate's documentation is for whoever works on it (`cargo doc --document-private-items`):
