@@ -6,8 +6,8 @@
 //! - [`render`]: `tree`, `list`, `item` replies; [`search`]: matching and its reply;
 //! - [`redact`]: secrets masked in every page read, before any mode sees it.
 //!
-//! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; the same
-//! replies against a real CopyQ are in tests/copyq/read.rs.
+//! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; replies
+//! against a real CopyQ, seeded with a copy of that data (plus a tab), in tests/copyq/read.rs.
 
 #[cfg(test)]
 mod coverage_tests;

@@ -1,7 +1,8 @@
 //! `mcp_read` over the in-memory backend: every mode and scope, search paging and field choice,
-//! and the errors, with the replies the reference fixes (the same data and expectations as
-//! tests/copyq/read.rs, which runs them against a real CopyQ). A place to start from for a bug in the
-//! read path, without CopyQ.
+//! and the errors, with the replies the reference fixes. A place to start from for a bug in the
+//! read path, without CopyQ. The data is a copy of what tests/copyq/read.rs seeds into a real
+//! CopyQ, kept in step by hand; that suite also has a `regex-stress` tab and CopyQ's own clipboard
+//! tab, so its replies over external tabs differ, and its tests are its own.
 
 use serde_json::{Value, json};
 
@@ -12,7 +13,7 @@ use crate::mcp::ToolState;
 const LONG: &str = "Long: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 const SPECIAL: &str = "pipe | and \"quotes\" \\ backslash 😀";
 
-/// The tabs of these tests (and of tests/copyq/read.rs), by CopyQ name.
+/// The tabs of these tests, by CopyQ name (tests/copyq/read.rs seeds a copy, plus one tab).
 pub(super) fn data() -> Vec<(String, Vec<Item>)> {
     let mut info = vec![
         Item::new(
