@@ -192,7 +192,6 @@ pub fn health_up(copyq: &PrivateCopyq, backend: &str) -> Value {
     }
 }
 
-/// CopyQ's tab names, straight from CopyQ.
 /// The texts of `tab`'s items, top first, straight from CopyQ (none when there is no such tab).
 pub fn tab_texts(copyq: &PrivateCopyq, tab: &str) -> Vec<String> {
     let script = "var t = str(input()); var out = []; if (tab().indexOf(t) !== -1) { tab(t); \
