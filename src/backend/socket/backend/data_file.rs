@@ -1,6 +1,6 @@
 //! Item formats CopyQ keeps in files (CopyQ 8.0+, over `item_data_threshold` bytes): the socket sends
 //! their path as a `DataFile` value, not their content. The content is fetched with
-//! `browserItemData(QString,int,QString)`, all of a read's in one pipelined batch.
+//! `browserItemData(QString,int,QString)`, all of a tab's in one pipelined batch.
 
 use super::super::slots;
 use super::super::value::{Map, Value};
