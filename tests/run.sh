@@ -5,7 +5,8 @@
 # tests/planted.sh plants still applies to the code, every test against a private real CopyQ (the
 # host's 6.4), and the version matrix: the suites that drive CopyQ, with both backends,
 # against CopyQ 9.0, 10.0 and 17.0 in those chroots; last, the container image against 17.0
-# (tests/container/run.sh). Each step prints how long it took.
+# (tests/container/run.sh), and the Debian package installed in the Debian 13 chroot
+# (tests/package/run.sh). Each step prints how long it took.
 #
 # The chroots live in $COPYQ_MCP_CHROOTS (default /var/cache/copyq-mcp-chroots) and are reused
 # from run to run; building one takes about a minute (tests/copyq-versions/chroot.sh). Chroots need
@@ -77,4 +78,7 @@ fi
 if [[ $matrix != 0 ]]; then
     timed cargo build --release --locked --bin copyq-mcp
     timed $sudo env "COPYQ_MCP_CONTAINER_CHROOT=$CHROOTS/sid" bash tests/container/run.sh
+    # The Debian package (cargo-deb), installed with dpkg in the Debian 13 chroot: doctor, a token and
+    # the gateway with no flags, a tools/call against that chroot's CopyQ 10.0 (tests/package/run.sh).
+    timed $sudo bash tests/package/run.sh "$CHROOTS/trixie"
 fi
