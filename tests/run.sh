@@ -51,6 +51,7 @@ if [[ $matrix != 0 ]]; then
     upgrade=(env "COPYQ_MCP_TEST_UPGRADE_CHROOT=$CHROOTS/sid")
 fi
 
+timed bash tests/lib/mirror_test.sh   # which Debian mirror the chroots use
 timed cargo fmt --check
 timed cargo clippy --all-targets --locked -- -D warnings
 # Every planted bug of tests/planted.sh still applies to the code (the full run is by hand).

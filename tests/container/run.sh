@@ -23,7 +23,9 @@ PORT=${COPYQ_MCP_CONTAINER_PORT:-18765}
 IMAGE=${COPYQ_MCP_CONTAINER_IMAGE:-localhost/copyq-mcp:test}
 BASE=localhost/debian:bookworm-slim
 CACHE=/var/cache/copyq-mcp-container
-MIRROR=${COPYQ_MCP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The host's own Debian mirror (its apt sources), or $COPYQ_MCP_DEBIAN_MIRROR: tests/lib/mirror.sh.
+source "$(dirname "$0")/../lib/mirror.sh"
+MIRROR=$(debian_mirror)
 CHROOT_PATH=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SESSION=ctr$$
 UID_IN=1000 # the image's copyq-mcp user; CopyQ runs as this uid too, so the socket is its own

@@ -15,7 +15,9 @@
 # (holding the CopyQ version), so a second build of the same DIR only mounts it.
 set -euo pipefail
 
-MIRROR=${COPYQ_MCP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The host's own Debian mirror (its apt sources), or $COPYQ_MCP_DEBIAN_MIRROR: tests/lib/mirror.sh.
+source "$(dirname "$0")/../lib/mirror.sh"
+MIRROR=$(debian_mirror)
 MOUNTS=(proc dev dev/pts dev/shm tmp)
 # What a chroot holds; bump RECIPE when it changes, and the next build installs what is missing.
 # copyq-plugins matters: without any plugin CopyQ never applies item_data_threshold, so no format
