@@ -2,6 +2,8 @@
 //! masks in `list`, `item`, `tree`, `search` and `mcp_validate`, per mode, on both backends; and
 //! items a password manager put in CopyQ (`x-kde-passwordManagerHint: secret`) never shown.
 
+mod unseen;
+
 use std::sync::Once;
 
 use crate::support::*;

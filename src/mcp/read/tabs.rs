@@ -24,6 +24,42 @@ fn selector(scope: Scope) -> TabSelector {
     }
 }
 
+/// What to ask CopyQ for: the scope's tabs, and for a caller who does not cover every tab, only
+/// those it covers, by name. A scoped caller costs one more round trip (the tab names, no tab
+/// read), so that CopyQ never reads a tab for a caller who cannot see it.
+async fn covered(
+    tools: &ToolState,
+    tabs: &Coverage,
+    scope: Scope,
+) -> Result<TabSelector, ToolError> {
+    if tabs.is_all() {
+        return Ok(selector(scope));
+    }
+    let names_only = ReadRequest {
+        tabs: TabSelector::Names { names: Vec::new() },
+        skip: 0,
+        limit: Some(0),
+        preview: None,
+    };
+    let names = tools
+        .backend
+        .read(&names_only)
+        .await?
+        .all_tabs
+        .into_iter()
+        .filter(|name| in_scope(scope, name) && tabs.covers(name))
+        .collect();
+    Ok(TabSelector::Names { names })
+}
+
+fn in_scope(scope: Scope, full: &str) -> bool {
+    match scope {
+        Scope::All => true,
+        Scope::Mcp => full.starts_with(MCP_PREFIX),
+        Scope::External => !full.starts_with(MCP_PREFIX),
+    }
+}
+
 /// Managed tabs first, then external ones, each by name: the order the reference shows.
 fn by_tab_order(a: &(TabRef, TabPage), b: &(TabRef, TabPage)) -> Ordering {
     (a.0.external, &a.0.shown).cmp(&(b.0.external, &b.0.shown))
@@ -39,7 +75,7 @@ pub(super) async fn scan(
     preview: Option<usize>,
 ) -> Result<Vec<(TabRef, TabPage)>, ToolError> {
     let request = ReadRequest {
-        tabs: selector(scope),
+        tabs: covered(tools, tabs, scope).await?,
         skip: 0,
         limit,
         preview,
