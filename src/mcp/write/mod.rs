@@ -13,6 +13,7 @@ mod outcome;
 mod plan;
 mod record;
 mod render;
+mod seen;
 
 use std::sync::Arc;
 
