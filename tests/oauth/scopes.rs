@@ -159,12 +159,6 @@ async fn a_list_saying_all_means_the_tab_named_all() {
     let client_id = public_client(&gw).await;
     let (_, html, cookie, _) = authorize(&gw, &auth_params(&client_id, &challenge(VERIFIER))).await;
     let cookie = cookie.expect("cookie");
-    let (status, location, page) = consent_tabs(&gw, &html, &cookie, "list", " \r\n").await;
-    assert_eq!((status, location), (400, None));
-    assert!(
-        page.contains("Only these tabs: no tabs given: type one tab per line"),
-        "{page}"
-    );
     let (status, location, page) = consent_tabs(&gw, &html, &cookie, "list", "all").await;
     assert_eq!(status, 303, "{page}");
     let code = query(&location.expect("redirect"))["code"].clone();
@@ -182,5 +176,13 @@ async fn a_list_saying_all_means_the_tab_named_all() {
             .and_then(|g| g.tabs.clone())
             .as_deref(),
         Some(r#"{"ext":["all"]}"#)
+    );
+    let (_, html, cookie, _) = authorize(&gw, &auth_params(&client_id, &challenge(VERIFIER))).await;
+    let (status, location, page) =
+        consent_tabs(&gw, &html, &cookie.expect("cookie"), "list", " \r\n").await;
+    assert_eq!((status, location), (400, None));
+    assert!(
+        page.contains("Only these tabs: no tabs given: type one tab per line"),
+        "{page}"
     );
 }
