@@ -26,8 +26,9 @@ pub fn tag_list(tags: &[String]) -> String {
     format!("[{}]", tags.join(","))
 }
 
-/// The `|`-joined fields of an item in a listing: preview, tags, then the note or its marker.
-pub fn item_fields(item: &Item, show: Show) -> String {
+/// The `|`-joined fields of an item in a listing: preview, tags, then the note or its marker, and
+/// `version` when the listing shows versions.
+pub fn item_fields(item: &Item, show: Show, version: Option<&str>) -> String {
     let mut out = String::new();
     if show.text {
         out.push('|');
@@ -45,9 +46,9 @@ pub fn item_fields(item: &Item, show: Show) -> String {
             out.push_str("|+note");
         }
     }
-    if show.version {
+    if let Some(v) = version.filter(|_| show.version) {
         out.push_str("|v:");
-        out.push_str(&crate::clipboard::version(item));
+        out.push_str(v);
     }
     out
 }
@@ -102,13 +103,13 @@ mod tests {
     fn fields_follow_the_reference() {
         let it = item("Текст\nэлемента", &["tag1", "tag2"], "n");
         assert_eq!(
-            item_fields(&it, ALL),
+            item_fields(&it, ALL, None),
             "|\"Текст элемента\"|[tag1,tag2]|+note"
         );
-        assert_eq!(item_fields(&item("x", &[], ""), ALL), "|\"x\"|[]");
+        assert_eq!(item_fields(&item("x", &[], ""), ALL, None), "|\"x\"|[]");
         let with_note = Show { note: true, ..ALL };
         assert_eq!(
-            item_fields(&it, with_note),
+            item_fields(&it, with_note, None),
             "|\"Текст элемента\"|[tag1,tag2]|note:n"
         );
         let bare = Show {
@@ -117,7 +118,7 @@ mod tests {
             note: false,
             version: false,
         };
-        assert_eq!(item_fields(&it, bare), "|+note");
+        assert_eq!(item_fields(&it, bare, None), "|+note");
     }
 
     #[test]

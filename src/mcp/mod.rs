@@ -8,6 +8,7 @@ mod args;
 mod catalog;
 mod error;
 mod format;
+mod mask;
 mod read;
 mod server;
 mod validate;
@@ -32,6 +33,21 @@ pub struct ToolState {
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
     /// What the read path masks (`[privacy]`); off unless [`ToolState::with_privacy`] says otherwise.
     pub privacy: crate::privacy::Privacy,
+    /// The key of the versions of items holding a mask ([`mask::version`]): random per process,
+    /// so such a version read before a restart is refused after it (read again).
+    pub version_key: [u8; 32],
+}
+
+/// 32 random bytes; if the system cannot give them (it always can where the gateway runs), a key
+/// from the clock and the process: versions stay keyed, only less unpredictable.
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        use sha2::Digest;
+        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        key = sha2::Sha256::digest(seed.as_bytes()).into();
+    }
+    key
 }
 
 impl ToolState {
@@ -42,6 +58,7 @@ impl ToolState {
             writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             audit: None,
             privacy: crate::privacy::Privacy::off(),
+            version_key: random_key(),
         }
     }
 

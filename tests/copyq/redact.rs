@@ -2,6 +2,10 @@
 //! masks in `list`, `item`, `tree`, `search` and `mcp_validate`, per mode, on both backends; and
 //! items a password manager put in CopyQ (`x-kde-passwordManagerHint: secret`) never shown.
 
+mod reads;
+mod unseen;
+mod writes;
+
 use std::sync::Once;
 
 use crate::support::*;

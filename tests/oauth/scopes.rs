@@ -146,3 +146,43 @@ async fn managed_only_and_the_default_all() {
         );
     }
 }
+
+/// "Only these tabs" takes each line as a tab: `all` (or `managed`) typed there is the tab of that
+/// name, never every tab (the radio buttons choose those); an empty list is refused.
+#[tokio::test]
+async fn a_list_saying_all_means_the_tab_named_all() {
+    copyq().seed("all", &items(&["x"])).expect("seed");
+    copyq()
+        .seed("oauth-scope-ext-c", &items(&["y"]))
+        .expect("seed");
+    let gw = oauth_gateway(|_| {}).await;
+    let client_id = public_client(&gw).await;
+    let (_, html, cookie, _) = authorize(&gw, &auth_params(&client_id, &challenge(VERIFIER))).await;
+    let cookie = cookie.expect("cookie");
+    let (status, location, page) = consent_tabs(&gw, &html, &cookie, "list", "all").await;
+    assert_eq!(status, 303, "{page}");
+    let code = query(&location.expect("redirect"))["code"].clone();
+    let (_, tokens) = exchange(&gw, &client_id, &code, VERIFIER).await;
+    let tree = tree_all(&gw, tokens["access_token"].as_str().expect("access")).await;
+    assert_eq!(tree, "all [1] [external]");
+    let grants = Store::open(&gw.settings.data_dir())
+        .expect("store")
+        .grants()
+        .expect("grants");
+    assert_eq!(
+        grants
+            .iter()
+            .find(|g| g.client_id == client_id)
+            .and_then(|g| g.tabs.clone())
+            .as_deref(),
+        Some(r#"{"ext":["all"]}"#)
+    );
+    let (_, html, cookie, _) = authorize(&gw, &auth_params(&client_id, &challenge(VERIFIER))).await;
+    let (status, location, page) =
+        consent_tabs(&gw, &html, &cookie.expect("cookie"), "list", " \r\n").await;
+    assert_eq!((status, location), (400, None));
+    assert!(
+        page.contains("Only these tabs: no tabs given: type one tab per line"),
+        "{page}"
+    );
+}

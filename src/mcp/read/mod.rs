@@ -22,7 +22,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) use query::KNOWN;
 pub use query::ReadQuery;
-pub(crate) use redact::mask_items;
+pub(crate) use redact::{mask_items, show};
 
 use serde_json::{Map, Value};
 

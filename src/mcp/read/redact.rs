@@ -1,17 +1,77 @@
 //! Secrets masked in each page as it comes from CopyQ, before `tree`, `list`, `item` or `search`
 //! sees it: previews are cut from masked text, and a search matches masked text, so a pattern
 //! cannot probe inside a secret and `match:` cannot point at one. `mcp_validate` runs the same
-//! read, so its size estimate is that of the masked reply.
+//! read, so its size estimate is that of the masked reply. External tabs' names are masked like
+//! text. Versions of items holding a mask are keyed hashes (see [`crate::mcp::mask`]).
 
 use std::borrow::Cow;
 
 use crate::backend::{Item, TabPage};
 use crate::clipboard::TabRef;
+use crate::mcp::ToolState;
 use crate::privacy::{PASSWORD_MANAGER, Privacy, Redactor};
 
-/// Password-manager items hidden whole, in every mode; the rest masked if the mode covers `tab`.
-pub(super) fn mask_page(privacy: &Privacy, tab: &TabRef, page: &mut TabPage) {
-    mask_items(privacy, tab.external, &mut page.items);
+/// A page as the caller may see it.
+pub(super) struct Masked {
+    /// The tab, its shown name masked like text when it is external and its mode masks it.
+    pub tab: TabRef,
+    pub page: TabPage,
+    /// Each item's version as the caller sees it (only when asked: see [`crate::mcp::mask::version`]).
+    pub versions: Vec<String>,
+    /// A mask changed an item whose text or note the read cut short: the text past the cut may
+    /// have shifted into a preview, unmasked (a secret the cut split is not recognised). Such a
+    /// page is read again whole, masked, then cut.
+    pub cut_secret: bool,
+}
+
+/// Whether CopyQ may have cut `text` to `budget` UTF-16 units.
+fn maybe_cut(text: &str, budget: Option<usize>) -> bool {
+    budget.is_some_and(|b| text.encode_utf16().count() + 1 >= b)
+}
+
+/// Password-manager items hidden whole, in every mode; the rest masked if the mode covers the tab.
+/// `budget`: the cut the page was read with; `versions`: whether to compute them.
+pub(super) fn mask_page(
+    tools: &ToolState,
+    mut page: TabPage,
+    budget: Option<usize>,
+    versions: bool,
+) -> Masked {
+    let mut tab = TabRef::from_full(&page.name);
+    let redactor = tools.privacy.redactor_for(tab.external);
+    if let Some(r) = redactor {
+        mask(r, &mut tab.shown);
+    }
+    let mut out = Vec::new();
+    let mut cut_secret = false;
+    for it in &mut page.items {
+        let raw = versions.then(|| it.clone());
+        let cut = maybe_cut(&it.text, budget) || maybe_cut(&it.note, budget);
+        let changed = show(redactor, it);
+        cut_secret |= cut && changed;
+        if let Some(raw) = raw {
+            out.push(crate::mcp::mask::version(
+                &tools.version_key,
+                &page.name,
+                &raw,
+                changed,
+            ));
+        }
+    }
+    Masked {
+        tab,
+        page,
+        versions: out,
+        cut_secret,
+    }
+}
+
+/// Whether the external tab `full`'s name is masked in this mode: then no client can name it.
+pub(super) fn name_masked(privacy: &Privacy, full: &str) -> bool {
+    let tab = TabRef::from_full(full);
+    privacy
+        .redactor_for(tab.external)
+        .is_some_and(|r| matches!(r.redact_remembered(&tab.shown), Cow::Owned(_)))
 }
 
 /// `items`, as a reply may show them from a managed (or, `external`, an external) tab: what
@@ -23,12 +83,17 @@ pub(crate) fn mask_items<'a>(
 ) {
     let redactor = privacy.redactor_for(external);
     for it in items {
-        if it.secret {
-            *it = hidden();
-        } else if let Some(r) = redactor {
-            mask_item(r, it);
-        }
+        show(redactor, it);
     }
+}
+
+/// `it` as a reply shows it; whether that differs from the raw item.
+pub(crate) fn show(redactor: Option<&Redactor>, it: &mut Item) -> bool {
+    if it.secret {
+        *it = hidden();
+        return true;
+    }
+    redactor.is_some_and(|r| mask_item(r, it))
 }
 
 /// What is shown of an item CopyQ marks as a password manager's: no text, tags or note.
@@ -40,18 +105,21 @@ fn hidden() -> Item {
     }
 }
 
-fn mask_item(r: &Redactor, it: &mut Item) {
-    mask(r, &mut it.text);
-    mask(r, &mut it.note);
+fn mask_item(r: &Redactor, it: &mut Item) -> bool {
+    let mut changed = mask(r, &mut it.text);
+    changed |= mask(r, &mut it.note);
     for tag in &mut it.tags {
-        mask(r, tag);
+        changed |= mask(r, tag);
     }
+    changed
 }
 
-fn mask(r: &Redactor, s: &mut String) {
+fn mask(r: &Redactor, s: &mut String) -> bool {
     if let Cow::Owned(masked) = r.redact_remembered(s) {
         *s = masked;
+        return true;
     }
+    false
 }
 
 #[cfg(test)]

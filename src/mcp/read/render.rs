@@ -1,5 +1,6 @@
 //! The replies of `tree`, `list` and `item`, in the reference's pipe-separated format.
 
+use super::redact::Masked;
 use super::tabs::{resolve, scan};
 use crate::clipboard::{Coverage, Scope, tab_depth};
 use crate::mcp::ToolState;
@@ -16,14 +17,11 @@ pub(super) async fn tree(
 ) -> Result<String, ToolError> {
     let pages = scan(tools, tabs, scope, Some(max_items), Some(PREVIEW_UNITS)).await?;
     let mut lines = Vec::new();
-    for (tab, page) in pages
-        .iter()
-        .filter(|(t, _)| tab_depth(&t.full) <= max_depth)
-    {
+    for Masked { tab, page, .. } in pages.iter().filter(|p| tab_depth(&p.tab.full) <= max_depth) {
         let marker = if tab.external { " [external]" } else { "" };
         lines.push(format!("{} [{}]{marker}", tab.shown, page.total));
         for (i, it) in page.items.iter().enumerate() {
-            lines.push(format!("{i}:{}", item_fields(it, show)));
+            lines.push(format!("{i}:{}", item_fields(it, show, None)));
         }
     }
     Ok(lines.join("\n"))
@@ -38,14 +36,20 @@ pub(super) async fn list(
     max_items: usize,
     show: Show,
 ) -> Result<String, ToolError> {
-    let (tab, page) = resolve(
+    // A version is of the whole item: read whole texts when one is asked for.
+    let preview = (!show.version).then_some(PREVIEW_UNITS);
+    let Masked {
+        tab,
+        page,
+        versions,
+        ..
+    } = resolve(
         tools,
         tabs,
         input,
         scope,
-        skip,
-        max_items,
-        Some(PREVIEW_UNITS),
+        (skip, max_items),
+        (preview, show.version),
     )
     .await?;
     let mut lines = vec![format!(
@@ -55,7 +59,8 @@ pub(super) async fn list(
         showing(skip, page.items.len())
     )];
     for (i, it) in page.items.iter().enumerate() {
-        lines.push(format!("{}{}", skip + i, item_fields(it, show)));
+        let version = versions.get(i).map(String::as_str);
+        lines.push(format!("{}{}", skip + i, item_fields(it, show, version)));
     }
     Ok(lines.join("\n"))
 }
@@ -70,18 +75,30 @@ pub(super) async fn item(
 ) -> Result<String, ToolError> {
     // A negative index still needs the count for its message: read an empty window.
     let (skip, limit) = usize::try_from(index).map_or((0, 0), |i| (i, 1));
-    let (tab, page) = resolve(tools, tabs, input, scope, skip, limit, None).await?;
+    let Masked {
+        tab,
+        page,
+        versions,
+        ..
+    } = resolve(
+        tools,
+        tabs,
+        input,
+        scope,
+        (skip, limit),
+        (None, show.version),
+    )
+    .await?;
     let Some(it) = page.items.first() else {
         return Err(ToolError::IndexOutOfBounds {
             index,
             count: page.total,
         });
     };
-    let version = if show.version {
-        format!("|version:{}", crate::clipboard::version(it))
-    } else {
-        String::new()
-    };
+    let version = versions
+        .first()
+        .map(|v| format!("|version:{v}"))
+        .unwrap_or_default();
     let mut lines = vec![format!(
         "mode:item|{}|index:{index}{version}",
         tab_fields(&tab)

@@ -4,6 +4,7 @@
 use regex::Regex;
 
 use super::query::SearchIn;
+use super::redact::Masked;
 use super::tabs::scan;
 use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
@@ -37,7 +38,7 @@ pub(super) async fn search(
 ) -> Result<String, ToolError> {
     let pages = scan(tools, tabs, scope, None, None).await?;
     let mut hits = Vec::new();
-    for (tab, page) in &pages {
+    for Masked { tab, page, .. } in &pages {
         for (i, it) in page.items.iter().enumerate() {
             let fields = matched_fields(it, pattern, within);
             if !fields.is_empty() {

@@ -3,9 +3,9 @@
 
 use std::cmp::Ordering;
 
-use super::redact::mask_page;
-use crate::backend::{ReadRequest, TabPage, TabSelector};
-use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
+use super::redact::{Masked, mask_page, name_masked};
+use crate::backend::{ReadRequest, TabSelector};
+use crate::clipboard::{Coverage, MCP_PREFIX, Scope};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::one_line;
@@ -24,9 +24,82 @@ fn selector(scope: Scope) -> TabSelector {
     }
 }
 
-/// Managed tabs first, then external ones, each by name: the order the reference shows.
-fn by_tab_order(a: &(TabRef, TabPage), b: &(TabRef, TabPage)) -> Ordering {
-    (a.0.external, &a.0.shown).cmp(&(b.0.external, &b.0.shown))
+/// What to ask CopyQ for: the scope's tabs, and for a caller who does not cover every tab, only
+/// those it covers, by name. A scoped caller costs one more round trip (the tab names, no tab
+/// read), so that CopyQ never reads a tab for a caller who cannot see it.
+async fn covered(
+    tools: &ToolState,
+    tabs: &Coverage,
+    scope: Scope,
+) -> Result<TabSelector, ToolError> {
+    if tabs.is_all() {
+        return Ok(selector(scope));
+    }
+    let names_only = ReadRequest {
+        tabs: TabSelector::Names { names: Vec::new() },
+        skip: 0,
+        limit: Some(0),
+        preview: None,
+    };
+    let names = tools
+        .backend
+        .read(&names_only)
+        .await?
+        .all_tabs
+        .into_iter()
+        .filter(|name| in_scope(scope, name) && tabs.covers(name))
+        .collect();
+    Ok(TabSelector::Names { names })
+}
+
+fn in_scope(scope: Scope, full: &str) -> bool {
+    match scope {
+        Scope::All => true,
+        Scope::Mcp => full.starts_with(MCP_PREFIX),
+        Scope::External => !full.starts_with(MCP_PREFIX),
+    }
+}
+
+/// Managed tabs first, then external ones, each by the name shown: the order the reference shows.
+fn by_tab_order(a: &Masked, b: &Masked) -> Ordering {
+    (a.tab.external, &a.tab.shown).cmp(&(b.tab.external, &b.tab.shown))
+}
+
+/// `request` read and masked; a page where a mask changed an item the read had cut short is read
+/// again whole (then masked, then cut by the preview): masking first, so that no cut splits a
+/// secret the rules would then miss.
+async fn read_masked(
+    tools: &ToolState,
+    request: &ReadRequest,
+    versions: bool,
+) -> Result<Vec<Masked>, ToolError> {
+    let pages = tools.backend.read(request).await?.pages;
+    let mut out: Vec<Masked> = pages
+        .into_iter()
+        .map(|p| mask_page(tools, p, request.preview, versions))
+        .collect();
+    let again: Vec<String> = out
+        .iter()
+        .filter(|m| m.cut_secret)
+        .map(|m| m.page.name.clone())
+        .collect();
+    if !again.is_empty() {
+        let whole = ReadRequest {
+            tabs: TabSelector::Names {
+                names: again.clone(),
+            },
+            preview: None,
+            ..request.clone()
+        };
+        let fresh = tools.backend.read(&whole).await?.pages;
+        out.retain(|m| !again.contains(&m.page.name));
+        out.extend(
+            fresh
+                .into_iter()
+                .map(|p| mask_page(tools, p, None, versions)),
+        );
+    }
+    Ok(out)
 }
 
 /// Every tab of `scope` that `tabs` covers, in the reference's order: the others do not exist for
@@ -37,42 +110,33 @@ pub(super) async fn scan(
     scope: Scope,
     limit: Option<usize>,
     preview: Option<usize>,
-) -> Result<Vec<(TabRef, TabPage)>, ToolError> {
+) -> Result<Vec<Masked>, ToolError> {
     let request = ReadRequest {
-        tabs: selector(scope),
+        tabs: covered(tools, tabs, scope).await?,
         skip: 0,
         limit,
         preview,
     };
-    let mut pages: Vec<(TabRef, TabPage)> = tools
-        .backend
-        .read(&request)
-        .await?
-        .pages
-        .into_iter()
-        .filter(|p| tabs.covers(&p.name))
-        .map(|p| (TabRef::from_full(&p.name), p))
-        .collect();
+    let mut pages = read_masked(tools, &request, false).await?;
+    pages.retain(|p| tabs.covers(&p.page.name));
     pages.sort_by(by_tab_order);
-    for (tab, page) in &mut pages {
-        mask_page(&tools.privacy, tab, page);
-    }
     Ok(pages)
 }
 
 /// The first of the tabs `input` may mean that exists and `tabs` covers, read with `request`'s
 /// window. A tab outside the coverage is never asked for: it is `TAB_NOT_FOUND` like a missing one.
+/// So is an external tab whose name is masked: the caller was never shown that name, and an
+/// answer would tell whether a guess of it is right.
 pub(super) async fn resolve(
     tools: &ToolState,
     tabs: &Coverage,
     input: &str,
     scope: Scope,
-    skip: usize,
-    limit: usize,
-    preview: Option<usize>,
-) -> Result<(TabRef, TabPage), ToolError> {
+    (skip, limit): (usize, usize),
+    (preview, versions): (Option<usize>, bool),
+) -> Result<Masked, ToolError> {
     let mut candidates = tools.roots.read_candidates(input, scope)?;
-    candidates.retain(|c| tabs.covers(&c.full));
+    candidates.retain(|c| tabs.covers(&c.full) && !name_masked(&tools.privacy, &c.full));
     if candidates.is_empty() {
         return Err(ToolError::TabNotFound(one_line(input)));
     }
@@ -83,12 +147,12 @@ pub(super) async fn resolve(
         limit: Some(limit),
         preview,
     };
-    let mut pages = tools.backend.read(&request).await?.pages;
+    let mut pages = read_masked(tools, &request, versions).await?;
     for candidate in candidates {
-        if let Some(pos) = pages.iter().position(|p| p.name == candidate.full) {
-            let mut page = pages.swap_remove(pos);
-            mask_page(&tools.privacy, &candidate, &mut page);
-            return Ok((candidate, page));
+        if let Some(pos) = pages.iter().position(|p| p.page.name == candidate.full) {
+            let mut found = pages.swap_remove(pos);
+            found.tab = candidate;
+            return Ok(found);
         }
     }
     Err(ToolError::TabNotFound(one_line(input)))

@@ -13,6 +13,7 @@ mod outcome;
 mod plan;
 mod record;
 mod render;
+mod seen;
 
 use std::sync::Arc;
 
@@ -135,8 +136,9 @@ async fn misdirected(tools: &ToolState, tabs: &Coverage, e: ToolError) -> ToolEr
     let ToolError::Misdirected { tab, landed: None } = e else {
         return e;
     };
+    // The names only: no tab is read, so none the caller does not cover.
     let all = ReadRequest {
-        tabs: TabSelector::All {},
+        tabs: TabSelector::Names { names: Vec::new() },
         skip: 0,
         limit: Some(0),
         preview: None,

@@ -4,8 +4,9 @@
 
 use super::super::ToolState;
 use super::super::error::ToolError;
-use super::edit::{EditMode, Field, edited};
+use super::edit::{EditMode, Field};
 use super::params::WriteOp;
+use super::seen::edited_seen;
 use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 
@@ -111,7 +112,11 @@ async fn item_at(
         .ok_or_else(|| ToolError::TabNotFound(tab.shown.clone()))?;
     match (usize::try_from(index), page.items.first()) {
         (Ok(i), Some(item)) => {
-            let found = crate::clipboard::version(item);
+            // The version as the caller was shown it: keyed when the item holds a mask, so that
+            // neither this check nor its message tells anything of the raw item.
+            let masked =
+                crate::mcp::read::show(tools.privacy.redactor_for(false), &mut item.clone());
+            let found = crate::mcp::mask::version(&tools.version_key, &tab.full, item, masked);
             if let Some(expected) = expected
                 && expected != found
             {
@@ -189,7 +194,14 @@ pub async fn plan(
             matched,
         } => {
             let (index, before, _) = item_at(tools, tab, *index, None, expected).await?;
-            let after = edited(&before, *field, *edit, value, matched.as_deref())?;
+            let after = edited_seen(
+                tools,
+                (tab, index),
+                &before,
+                (*field, *edit),
+                value,
+                matched.as_deref(),
+            )?;
             Plan::Update {
                 tab: tab.clone(),
                 index,

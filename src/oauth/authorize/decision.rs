@@ -45,16 +45,31 @@ impl Decision {
         match self.tabs.as_str() {
             "" | "all" => Ok(Coverage::All),
             "managed" => Ok(Coverage::managed()),
-            "list" => Coverage::parse(
-                self.tab_list
-                    .lines()
-                    .map(|l| l.trim_end_matches('\r'))
-                    .filter(|l| !l.trim().is_empty()),
-            )
-            .map_err(|e| format!("Only these tabs: {e}.")),
+            "list" => listed(&self.tab_list).map_err(|e| format!("Only these tabs: {e}.")),
             _ => Err("Choose which tabs the app may use.".into()),
         }
     }
+}
+
+/// "Only these tabs": each line is a tab, never one of the command line's words: `all` or
+/// `managed` typed there is the tab of that name (the radio buttons above choose all or the
+/// managed tabs). `mcp`, or `mcp/` and a path, is a managed subtree; any other line one external
+/// tab by its exact name.
+fn listed(typed: &str) -> Result<Coverage, String> {
+    let lines: Vec<&str> = typed
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return Err("no tabs given: type one tab per line, or choose all or managed tabs".into());
+    }
+    let (managed, exact): (Vec<&str>, Vec<&str>) = lines
+        .into_iter()
+        .partition(|l| *l == "mcp" || l.starts_with(crate::clipboard::MCP_PREFIX));
+    let words: Vec<String> = managed.into_iter().map(str::to_owned).collect();
+    let exact: Vec<String> = exact.into_iter().map(str::to_owned).collect();
+    Coverage::from_flags(&words, &exact)
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {

@@ -1,0 +1,98 @@
+//! What a read token sees under the default mode: a listing masks first and cuts after (a cut
+//! never leaves part of a secret in view), and external tabs' names are masked like text.
+
+use serde_json::json;
+
+use super::{BACKENDS, session};
+use copyq_mcp::privacy::Redact;
+
+use super::copyq;
+use crate::support::*;
+
+/// A private key block of `len` characters.
+fn private_key(len: usize) -> String {
+    let head = "-----BEGIN RSA PRIVATE KEY-----\n";
+    let foot = "\n-----END RSA PRIVATE KEY-----";
+    let body: String = "MIIEpAIBAAKCAQEAx4Gd"
+        .chars()
+        .cycle()
+        .take(len - head.len() - foot.len())
+        .collect();
+    format!("{head}{body}{foot}")
+}
+
+#[tokio::test]
+async fn a_listing_masks_before_it_cuts() {
+    // CopyQ's read is cut at 320 UTF-16 units, here inside the key after the private block.
+    let key = "AKIAQYLPMN5HTIQR7WDG";
+    let text = format!("{} key {key} and more text", private_key(305));
+    assert_eq!(text.find(key), Some(310));
+    copyq()
+        .seed("masks-cut", &[Item::new(&text, &[], "")])
+        .expect("seed");
+    let shown = "\"[redacted:private-key] key [redacted:aws-access-token] and more text\"";
+    for backend in BACKENDS {
+        let (_gw, c) = session(Redact::External, backend).await;
+        let list = ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "list", "tab": "masks-cut", "scope": "external"}),
+        )
+        .await;
+        assert_eq!(
+            list,
+            format!("mode:list|tab:masks-cut|scope:external|total:1|showing:0-0\n0|{shown}|[]"),
+            "{backend}"
+        );
+        let tree = ok(&c, "mcp_read", json!({"mode": "tree", "scope": "external"})).await;
+        assert!(
+            tree.contains(&format!("masks-cut [1] [external]\n0:|{shown}|[]")),
+            "{backend}: {tree}"
+        );
+        assert!(!tree.contains("AKIAQ"), "{backend}: {tree}");
+    }
+}
+
+#[tokio::test]
+async fn an_external_tab_named_after_a_token_is_masked_and_cannot_be_named() {
+    let token = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
+    copyq()
+        .seed(token, &items(&["in a tab named after a token"]))
+        .expect("seed");
+    for backend in BACKENDS {
+        let (_gw, c) = session(Redact::External, backend).await;
+        let tree = ok(&c, "mcp_read", json!({"mode": "tree", "scope": "external"})).await;
+        assert!(
+            tree.contains(
+                "[redacted:github-pat] [1] [external]\n0:|\"in a tab named after a token\"|[]"
+            ),
+            "{backend}: {tree}"
+        );
+        let hits = ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "search", "query": "named after a token", "scope": "all"}),
+        )
+        .await;
+        assert_eq!(
+            hits,
+            "mode:search|query:named after a token|scope:all|results:1\n\
+             [redacted:github-pat][0]|\"in a tab named after a token\"|[]|match:text|external",
+            "{backend}"
+        );
+        for mode in ["list", "item"] {
+            let got = err(
+                &c,
+                "mcp_read",
+                json!({"mode": mode, "tab": token, "scope": "external", "index": 0}),
+            )
+            .await;
+            assert_eq!(
+                got,
+                format!("error|TAB_NOT_FOUND|Tab not found: {token}"),
+                "{backend}"
+            );
+        }
+        assert!(!tree.contains("ghp_"), "{backend}: {tree}");
+    }
+}
