@@ -9,6 +9,7 @@ mod abuse;
 mod browsers;
 mod cimd;
 mod cors;
+mod crowd;
 mod scopes;
 mod state;
 
