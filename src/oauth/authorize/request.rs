@@ -78,7 +78,8 @@ async fn document_client(
         });
     }
     let doc = s.documents.resolve(client_id).await.map_err(|e| {
-        tracing::warn!(error = %e, "authorize: client metadata document refused");
+        let error = crate::logging::field(&e.to_string());
+        tracing::warn!(%error, "authorize: client metadata document refused");
         HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             format!("{e}. The app cannot connect this way; tell its developers."),
@@ -136,7 +137,7 @@ pub(super) fn redirect_uri(
         }
     };
     if let Err(why) = s.redirects.check(&uri) {
-        tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
+        log_outside_origins(&why);
         return Err(HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "The app wants to send you back to an address the owner does not allow \
@@ -144,6 +145,12 @@ pub(super) fn redirect_uri(
         ));
     }
     Ok(uri)
+}
+
+/// `why` names a redirect URI, which a metadata document (a stranger) wrote: escaped to one line.
+fn log_outside_origins(why: &str) {
+    let why = crate::logging::field(why);
+    tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
 }
 
 /// The rest of the request, once its redirect URI is known (errors go back to the app): the
@@ -171,5 +178,42 @@ pub(super) fn check_request<'a>(
             Err(("invalid_target", "resource is not this server"))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_documents_redirect_uri_cannot_forge_a_log_line() {
+        let out = Captured::default();
+        let writer = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            super::log_outside_origins(
+                "redirect URI 'https://a.example/cb\nERROR forged: owner passphrase changed' is outside",
+            );
+        });
+        let log = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(log.lines().count(), 1, "{log}");
+        assert!(log.contains(r"cb\nERROR forged"), "{log}");
     }
 }
