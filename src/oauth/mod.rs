@@ -118,7 +118,8 @@ impl OAuthState {
             tab_list: "",
             access_ttl: self.access_ttl,
             refresh_ttl: self.refresh_ttl,
-            secure: self.secure(),
+            // Whatever base the page is answered under: a trusted proxy's https one too.
+            secure: p.issuer.starts_with("https://"),
             redact: self.redact,
         }
     }
@@ -127,11 +128,6 @@ impl OAuthState {
         let mut requests = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         requests.expire();
         requests
-    }
-
-    /// Whether the gateway is reached over https (cookies get `Secure`).
-    fn secure(&self) -> bool {
-        self.base.all().iter().all(|b| b.starts_with("https://"))
     }
 
     /// The issuer a request is answered as: the public URL, or the loopback name it used.

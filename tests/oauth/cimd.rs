@@ -79,6 +79,16 @@ async fn serve_doc(State(d): State<Docs>, Path(name): Path<String>) -> Response 
             )
                 .into_response()
         }
+        "other-port" => {
+            // The same host name on another port: another service.
+            let port = d.base.rsplit(':').next().unwrap_or_default();
+            let other = d.base.replace(port, "1");
+            (
+                StatusCode::FOUND,
+                [(header::LOCATION, format!("{other}/good"))],
+            )
+                .into_response()
+        }
         "portless" => {
             // As Claude Code's document: loopback callbacks without a port.
             let mut v = doc(&url);
@@ -244,6 +254,10 @@ async fn hostile_documents_are_refused_with_a_page() {
         (
             "elsewhere",
             "could not be fetched: it redirects to another host",
+        ),
+        (
+            "other-port",
+            "could not be fetched: it redirects to another port",
         ),
         ("missing", "could not be fetched: it answered 404 Not Found"),
         ("slow", "could not be fetched: it took too long"),
