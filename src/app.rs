@@ -101,7 +101,8 @@ fn router(
 ) -> Result<(axum::Router, crate::http::TrustedProxies), StartError> {
     let origins = crate::http::OriginPolicy::new(public, &settings.server.allowed_origins);
     let proxies = crate::http::TrustedProxies::parse(&settings.server.trusted_proxies)
-        .map_err(StartError::OAuth)?;
+        .map_err(StartError::OAuth)?
+        .with_v6_prefix(settings.limits.ipv6_prefix);
     let limiter =
         crate::http::RateLimiter::new(settings.limits.requests_per_minute, settings.limits.burst);
     let router = crate::http::router(crate::http::Surface {
@@ -126,6 +127,7 @@ pub struct Application {
     url: String,
     connections: Arc<crate::http::conn::ConnLimits>,
     header_timeout: std::time::Duration,
+    max_streams: u32,
     /// The write lock: a stopping gateway waits for the write in progress (see [`WRITE_DRAIN`]).
     writes: Arc<tokio::sync::RwLock<()>>,
 }
@@ -190,8 +192,10 @@ impl Application {
                 l.max_connections,
                 l.max_connections_per_address,
                 proxies,
+                std::time::Duration::from_millis(l.header_read_timeout_ms),
             ),
             header_timeout: std::time::Duration::from_millis(l.header_read_timeout_ms),
+            max_streams: l.max_streams_per_connection,
             writes,
         })
     }
@@ -216,8 +220,9 @@ impl Application {
     ///
     /// Plain HTTP and TLS alike go through axum-server, with hyper's header-read timeout (it runs
     /// whenever a connection waits for a request head, so it closes both a client trickling its
-    /// headers and an idle keep-alive connection) and the connection caps of
-    /// [`crate::http::conn::Capped`].
+    /// headers and an idle keep-alive connection), the connection caps and idle watchdog of
+    /// [`crate::http::conn::Capped`] (HTTP/2 has no idle timeout of its own), and for HTTP/2 a
+    /// cap on concurrent streams and keep-alive pings that drop a peer gone silent mid-request.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         use crate::http::conn::Capped;
         use axum_server::accept::DefaultAcceptor;
@@ -237,6 +242,13 @@ impl Application {
             .http1()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(self.header_timeout);
+        server
+            .http_builder()
+            .http2()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .max_concurrent_streams(self.max_streams)
+            .keep_alive_interval(self.header_timeout)
+            .keep_alive_timeout(self.header_timeout);
         let server = server.first_request_timeout(self.header_timeout);
         let capped = Capped::new(DefaultAcceptor::new(), self.connections);
         let served = match self.tls {

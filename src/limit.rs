@@ -9,19 +9,44 @@ use std::time::{Duration, Instant};
 /// The address of the client a request comes from: the TCP peer, or, when that peer is a trusted
 /// proxy, the address the proxy names (`server.trusted_proxies`). Put on every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientAddr(pub IpAddr);
+pub struct ClientAddr {
+    pub ip: IpAddr,
+    /// The IPv6 prefix length that counts as one client (`limits.ipv6_prefix`).
+    pub v6_prefix: u8,
+}
+
+/// One host commonly holds a whole /64: the default of `limits.ipv6_prefix`.
+pub const DEFAULT_V6_PREFIX: u8 = 64;
 
 impl ClientAddr {
-    /// The key of per-address limits: an IPv6 client is keyed by its /64, since one host
-    /// commonly holds a whole /64.
-    pub fn key(&self) -> String {
-        match self.0 {
-            IpAddr::V4(v4) => v4.to_string(),
-            IpAddr::V6(v6) => {
-                let s = v6.segments();
-                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
+    pub fn new(ip: IpAddr) -> Self {
+        Self {
+            ip,
+            v6_prefix: DEFAULT_V6_PREFIX,
         }
+    }
+
+    /// The key of per-address limits: an IPv6 client is keyed by its prefix (a /64 by default),
+    /// since one host commonly holds a whole /64 and could otherwise be thousands of clients.
+    pub fn key(&self) -> String {
+        address_key(self.ip, self.v6_prefix)
+    }
+}
+
+/// `ip` as the per-address limits count it: an IPv4 address itself, an IPv6 one by its first
+/// `v6_prefix` bits (an IPv4-mapped one as the IPv4 address it carries).
+pub fn address_key(ip: IpAddr, v6_prefix: u8) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let prefix = v6_prefix.min(128);
+                let bits = u128::from(v6);
+                let mask = u128::MAX.checked_shl(u32::from(128 - prefix)).unwrap_or(0);
+                format!("{}/{prefix}", std::net::Ipv6Addr::from(bits & mask))
+            }
+        },
     }
 }
 
@@ -99,10 +124,22 @@ mod tests {
     }
 
     #[test]
-    fn ipv6_clients_are_keyed_by_their_64() {
+    fn ipv6_clients_are_keyed_by_their_prefix() {
         let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
         let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
-        assert_eq!(ClientAddr(a).key(), ClientAddr(b).key());
-        assert_eq!(ClientAddr("10.0.0.7".parse().unwrap()).key(), "10.0.0.7");
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(ClientAddr::new(a).key(), ClientAddr::new(b).key());
+        assert_eq!(ClientAddr::new(a).key(), "2001:db8:1:2::/64");
+        assert_ne!(ClientAddr::new(a).key(), ClientAddr::new(c).key());
+        assert_eq!(address_key(a, 48), address_key(c, 48));
+        assert_eq!(address_key(a, 128), "2001:db8:1:2:aaaa::1/128");
+        assert_eq!(
+            ClientAddr::new("10.0.0.7".parse().unwrap()).key(),
+            "10.0.0.7"
+        );
+        assert_eq!(
+            address_key("::ffff:10.0.0.7".parse().unwrap(), 64),
+            "10.0.0.7"
+        );
     }
 }

@@ -56,6 +56,10 @@ pub struct LimitSettings {
     pub header_read_timeout_ms: u64,
     pub max_connections: usize,
     pub max_connections_per_address: usize,
+    /// Requests one HTTP/2 connection may have open at once.
+    pub max_streams_per_connection: u32,
+    /// How many leading bits of an IPv6 address name one client for the per-address limits.
+    pub ipv6_prefix: u8,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -165,11 +169,15 @@ impl LimitSettings {
             || self.header_read_timeout_ms == 0
             || self.max_connections == 0
             || self.max_connections_per_address == 0
+            || self.max_streams_per_connection == 0
         {
             return bad(
                 "limits",
-                "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections and max_connections_per_address must be > 0",
+                "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections, max_connections_per_address and max_streams_per_connection must be > 0",
             );
+        }
+        if !(16..=128).contains(&self.ipv6_prefix) {
+            return bad("limits.ipv6_prefix", "must be between 16 and 128");
         }
         Ok(())
     }

@@ -16,10 +16,34 @@ use ipnet::IpNet;
 
 use crate::limit::ClientAddr;
 
-#[derive(Debug, Clone, Default)]
-pub struct TrustedProxies(Vec<IpNet>);
+/// The proxies believed, and how many leading bits of an IPv6 address name one client.
+#[derive(Debug, Clone)]
+pub struct TrustedProxies {
+    nets: Vec<IpNet>,
+    v6_prefix: u8,
+}
+
+impl Default for TrustedProxies {
+    fn default() -> Self {
+        Self {
+            nets: Vec::new(),
+            v6_prefix: crate::limit::DEFAULT_V6_PREFIX,
+        }
+    }
+}
 
 impl TrustedProxies {
+    /// Count IPv6 clients by their first `bits` bits (`limits.ipv6_prefix`).
+    pub fn with_v6_prefix(mut self, bits: u8) -> Self {
+        self.v6_prefix = bits;
+        self
+    }
+
+    /// `ip` as one client of the per-address limits (see [`crate::limit::address_key`]).
+    pub fn client_key(&self, ip: IpAddr) -> String {
+        crate::limit::address_key(ip, self.v6_prefix)
+    }
+
     /// `entries`: addresses or CIDRs; the error names the first bad one.
     pub fn parse(entries: &[String]) -> Result<Self, String> {
         entries
@@ -30,11 +54,14 @@ impl TrustedProxies {
                     .map_err(|_| format!("'{e}' is not an address or CIDR"))
             })
             .collect::<Result<Vec<_>, _>>()
-            .map(Self)
+            .map(|nets| Self {
+                nets,
+                ..Self::default()
+            })
     }
 
     pub fn trusts(&self, ip: IpAddr) -> bool {
-        self.0.iter().any(|net| net.contains(&ip))
+        self.nets.iter().any(|net| net.contains(&ip))
     }
 
     /// The client behind `peer`: walking `X-Forwarded-For` from the right (the entry the nearest
@@ -77,7 +104,10 @@ pub async fn client_addr(
         .filter_map(|v| v.to_str().ok())
         .collect();
     let client = proxies.client(peer, &forwarded);
-    req.extensions_mut().insert(ClientAddr(client));
+    req.extensions_mut().insert(ClientAddr {
+        ip: client,
+        v6_prefix: proxies.v6_prefix,
+    });
     // The base a trusted proxy was reached under (crate::public): nobody else's word.
     let base = proxies
         .trusts(peer)

@@ -62,7 +62,11 @@ pub async fn show(
     addr: Option<Extension<ClientAddr>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
+    let addr = addr.map_or(
+        ClientAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into()),
+        |Extension(a)| a,
+    );
+    let (ip, addr) = (addr.ip, addr.key());
     if s.openings.take(&addr, Instant::now()).is_err() {
         return refusal(
             StatusCode::TOO_MANY_REQUESTS,
@@ -78,7 +82,7 @@ pub async fn show(
         )
         .into_response();
     };
-    let (client, label) = match find_client(&s, client_id).await {
+    let (client, label, document) = match find_client(&s, client_id, &addr).await {
         Ok(found) => found,
         Err(page) => return page.into_response(),
     };
@@ -96,6 +100,8 @@ pub async fn show(
         challenge: String::new(),
         csrf: random_token(),
         created: Instant::now(),
+        addr,
+        document,
     };
     if let Err((error, description)) = check_request(&get, &mut pending) {
         return back_error(&pending, error, description);
@@ -105,7 +111,10 @@ pub async fn show(
         StatusCode::OK,
         &s.consent(&pending, &request_id, "read", None),
     );
-    if !s.open(request_id, pending) {
+    let mut requests = s.pending();
+    let owner = requests.is_owner(ip, &pending.addr);
+    if !requests.open(request_id, pending, owner) {
+        tracing::warn!("consent request refused: every place is taken");
         return refusal(
             StatusCode::SERVICE_UNAVAILABLE,
             "Too many open requests",

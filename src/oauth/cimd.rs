@@ -6,7 +6,7 @@
 //! way into the owner's network (SSRF): https only; every address the name resolves to must be
 //! public (no loopback, private, link-local, CGNAT, multicast or mapped forms of them), checked
 //! in the resolver itself, so the address connected to is the one checked; IP literals likewise;
-//! redirects only to the same host, at most 3; a size cap, a timeout; no proxy. Documents are
+//! redirects only to the same host and port, at most 3; a size cap, a timeout; no proxy. Documents are
 //! cached as long as their `Cache-Control` allows (5 min without one, a day at most).
 //!
 //! A document is accepted only when its `client_id` is exactly its URL, it lists redirect URIs,
@@ -160,6 +160,7 @@ impl Fetcher {
     async fn fetch(&self, mut url: Url) -> Result<(Vec<u8>, Option<Duration>), CimdError> {
         let fetch_err = |why: &str| CimdError::Fetch(why.to_owned());
         let host = url.host_str().map(str::to_owned);
+        let port = url.port_or_known_default();
         for _ in 0..=MAX_REDIRECTS {
             self.check_literal(&url)?;
             let req = hyper::Request::get(url.as_str())
@@ -184,6 +185,10 @@ impl Fetcher {
                     .ok_or_else(|| fetch_err("it redirects nowhere"))?;
                 if next.scheme() != "https" || next.host_str().map(str::to_owned) != host {
                     return Err(fetch_err("it redirects to another host"));
+                }
+                // Another port of the same host is another service (an admin port, a local proxy).
+                if next.port_or_known_default() != port {
+                    return Err(fetch_err("it redirects to another port"));
                 }
                 url = next;
                 continue;

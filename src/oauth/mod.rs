@@ -9,13 +9,13 @@ pub(crate) mod cimd;
 mod consent;
 mod metadata;
 pub mod passphrase;
+mod pending;
 mod redirect;
 mod register;
 mod token;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
@@ -23,6 +23,8 @@ use axum::routing::{get, post};
 
 pub(crate) use consent::ClientLabel;
 use consent::Consent;
+pub(crate) use pending::Pending;
+use pending::Requests;
 pub(crate) use redirect::{RedirectPolicy, is_loopback};
 
 use crate::auth::TokenService;
@@ -31,28 +33,6 @@ use crate::http::error::no_store;
 use crate::limit::RateLimiter;
 use crate::public::PublicBase;
 use crate::store::Store;
-
-/// An authorization request waiting for the owner's consent (in memory: a restart just means the
-/// owner starts again from the app).
-#[derive(Debug, Clone)]
-pub(crate) struct Pending {
-    pub client_id: String,
-    pub client: ClientLabel,
-    /// The base URL the client used (the issuer it was shown, the `iss` it gets back).
-    pub issuer: String,
-    pub redirect_uri: String,
-    pub state: Option<String>,
-    pub challenge: String,
-    pub csrf: String,
-    pub created: std::time::Instant,
-}
-
-/// How long a consent page stays valid.
-const PENDING_TTL: Duration = Duration::from_secs(10 * 60);
-/// Open consent requests at most: past it, new ones are refused (never someone else's evicted).
-const MAX_PENDING: usize = 1024;
-/// Open consent requests one client may hold; a new one replaces that client's oldest.
-const MAX_PENDING_PER_CLIENT: usize = 4;
 
 #[derive(Debug)]
 pub(crate) struct OAuthState {
@@ -66,11 +46,13 @@ pub(crate) struct OAuthState {
     pub max_clients: usize,
     /// `[privacy] redact`, which the consent page states.
     pub redact: crate::privacy::Redact,
-    pending: Mutex<HashMap<String, Pending>>,
+    pending: Mutex<Requests>,
     documents: cimd::Fetcher,
     guesses: passphrase::Guesses,
-    /// Registrations per client address.
+    /// Registrations per client address (`/register` and new metadata-document clients).
     registrations: RateLimiter,
+    /// Unapproved registered clients per client address.
+    unapproved: register::Holdings,
     /// Consent requests opened per client address.
     openings: RateLimiter,
 }
@@ -105,13 +87,14 @@ impl OAuthState {
             redirects: c.redirects,
             max_clients: c.max_clients,
             redact: c.redact,
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(Requests::default()),
             documents: cimd::Fetcher::new(&c.documents)?,
             guesses: passphrase::Guesses::default(),
             registrations: RateLimiter::per_hour(
                 c.registrations_per_hour,
                 c.registrations_per_hour.clamp(1, 10),
             ),
+            unapproved: register::Holdings::default(),
             openings: RateLimiter::new(c.authorize_per_minute, c.authorize_per_minute.min(20)),
         })
     }
@@ -135,41 +118,16 @@ impl OAuthState {
             tab_list: "",
             access_ttl: self.access_ttl,
             refresh_ttl: self.refresh_ttl,
-            secure: self.secure(),
+            // Whatever base the page is answered under: a trusted proxy's https one too.
+            secure: p.issuer.starts_with("https://"),
             redact: self.redact,
         }
     }
 
-    fn pending(&self) -> MutexGuard<'_, HashMap<String, Pending>> {
-        let mut map = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        map.retain(|_, p| p.created.elapsed() < PENDING_TTL);
-        map
-    }
-
-    /// Keep `p` as an open consent request under `id`: at most [`MAX_PENDING_PER_CLIENT`] per
-    /// client (its own oldest goes), and `false` when the gateway holds [`MAX_PENDING`] already.
-    fn open(&self, id: String, p: Pending) -> bool {
-        let mut map = self.pending();
-        let mut mine: Vec<(String, Instant)> = map
-            .iter()
-            .filter(|(_, q)| q.client_id == p.client_id)
-            .map(|(k, q)| (k.clone(), q.created))
-            .collect();
-        mine.sort_by_key(|(_, created)| *created);
-        let excess = (mine.len() + 1).saturating_sub(MAX_PENDING_PER_CLIENT);
-        for (k, _) in mine.into_iter().take(excess) {
-            map.remove(&k);
-        }
-        if map.len() >= MAX_PENDING {
-            return false;
-        }
-        map.insert(id, p);
-        true
-    }
-
-    /// Whether the gateway is reached over https (cookies get `Secure`).
-    fn secure(&self) -> bool {
-        self.base.all().iter().all(|b| b.starts_with("https://"))
+    fn pending(&self) -> MutexGuard<'_, Requests> {
+        let mut requests = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        requests.expire();
+        requests
     }
 
     /// The issuer a request is answered as: the public URL, or the loopback name it used.

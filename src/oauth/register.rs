@@ -1,11 +1,13 @@
 //! Dynamic client registration (RFC 7591): public clients (`none`) and confidential ones
 //! (`client_secret_post` / `client_secret_basic`), with validated redirect URIs.
 //!
-//! Registration is open to anyone who reaches the gateway, so it is limited per client address,
-//! and clients never approved are forgotten after [`UNAPPROVED_TTL`]: junk registrations cannot
-//! fill the registry and lock real apps out.
+//! Registration is open to anyone who reaches the gateway, so it is limited per client address
+//! (`registrations_per_hour`, a budget metadata-document clients draw on too), one address holds
+//! at most [`Holdings::share`] of `max_clients` in clients never approved, and those are forgotten
+//! after [`UNAPPROVED_TTL`]: junk registrations cannot fill the registry and lock real apps out.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use std::time::{Duration, Instant};
 
@@ -38,6 +40,46 @@ pub fn clean_name(name: &str) -> Result<String, String> {
         ));
     }
     Ok(name.trim().chars().take(MAX_NAME_CHARS).collect())
+}
+
+/// The unapproved clients each address registered, in memory (a restart forgets them; they still
+/// expire with [`UNAPPROVED_TTL`] and count in `max_clients`).
+#[derive(Debug, Default)]
+pub struct Holdings(Mutex<HashMap<String, Vec<(String, Instant)>>>);
+
+impl Holdings {
+    /// Unapproved clients one address may hold: 5% of `max_clients`, at least 2.
+    pub fn share(max_clients: usize) -> usize {
+        (max_clients / 20).max(2)
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(String, Instant)>>> {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|_, held| {
+            held.retain(|(_, t)| t.elapsed() < UNAPPROVED_TTL);
+            !held.is_empty()
+        });
+        map
+    }
+
+    /// How many unapproved clients `addr` holds.
+    pub fn held(&self, addr: &str) -> usize {
+        self.map().get(addr).map_or(0, Vec::len)
+    }
+
+    pub fn add(&self, addr: &str, client_id: &str) {
+        self.map()
+            .entry(addr.to_owned())
+            .or_default()
+            .push((client_id.to_owned(), Instant::now()));
+    }
+
+    /// The owner approved `client_id`: it no longer counts against its address.
+    pub fn approved(&self, client_id: &str) {
+        for held in self.map().values_mut() {
+            held.retain(|(id, _)| id != client_id);
+        }
+    }
 }
 
 fn bad(description: impl Into<std::borrow::Cow<'static, str>>) -> HttpError {
@@ -83,7 +125,7 @@ pub async fn register(
     let Ok(body) = body else {
         return HttpError::TooLarge.into_response();
     };
-    register_inner(&s, &body).unwrap_or_else(IntoResponse::into_response)
+    register_inner(&s, &key, &body).unwrap_or_else(IntoResponse::into_response)
 }
 
 /// What a registration asks for, checked (RFC 7591 2).
@@ -150,7 +192,7 @@ fn metadata(s: &OAuthState, body: &[u8]) -> Result<Metadata, HttpError> {
     })
 }
 
-fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
+fn register_inner(s: &OAuthState, addr: &str, body: &[u8]) -> Result<Response, HttpError> {
     let Metadata {
         redirect_uris,
         method,
@@ -174,6 +216,15 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
             "the gateway holds its maximum number of clients; the owner can remove some with `copyq-mcp clients revoke`",
         ));
     }
+    if s.unapproved.held(addr) >= Holdings::share(s.max_clients) {
+        tracing::warn!("registration refused: one address holds its share of unapproved clients");
+        return Err(HttpError::OAuth {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "temporarily_unavailable",
+            description: "this address holds too many clients not yet approved; approve or wait for them to expire (an hour)".into(),
+            retry_after: Some(UNAPPROVED_TTL),
+        });
+    }
     let secret = (method != "none").then(random_token);
     let client = NewClient {
         name: name.clone(),
@@ -182,6 +233,7 @@ fn register_inner(s: &OAuthState, body: &[u8]) -> Result<Response, HttpError> {
         secret: secret.clone(),
     };
     let client_id = s.store.register_client(&client).map_err(store_err)?;
+    s.unapproved.add(addr, &client_id);
     tracing::info!(client = %crate::logging::field(&name), method = %method, "client registered");
     let mut reply = json!({
         "client_id": client_id,

@@ -10,6 +10,7 @@ mod auth;
 mod binary;
 mod clients;
 mod hardening;
+mod idle;
 mod lan;
 mod socket_protocol;
 mod tls;

@@ -7,7 +7,7 @@
 use super::*;
 
 /// A gateway that believes `X-Forwarded-For` from 127.0.0.1.
-async fn proxied(tweak: impl FnOnce(&mut copyq_mcp::config::Settings)) -> Gateway {
+pub(super) async fn proxied(tweak: impl FnOnce(&mut copyq_mcp::config::Settings)) -> Gateway {
     oauth_gateway(|s| {
         s.server.trusted_proxies = vec!["127.0.0.1".into()];
         tweak(s);
@@ -16,7 +16,7 @@ async fn proxied(tweak: impl FnOnce(&mut copyq_mcp::config::Settings)) -> Gatewa
 }
 
 /// GET /authorize from `from` for `client_id`: (status, page, cookie).
-async fn open_from(gw: &Gateway, from: &str, client_id: &str) -> (u16, String, String) {
+pub(super) async fn open_from(gw: &Gateway, from: &str, client_id: &str) -> (u16, String, String) {
     let ch = challenge(VERIFIER);
     let res = http()
         .get(format!("{}/authorize", gw.base))
@@ -37,7 +37,7 @@ async fn open_from(gw: &Gateway, from: &str, client_id: &str) -> (u16, String, S
 }
 
 /// POST the form of `html` from `from`: (status, page).
-async fn guess_from(
+pub(super) async fn guess_from(
     gw: &Gateway,
     from: &str,
     html: &str,
@@ -166,7 +166,7 @@ async fn a_client_holds_few_open_requests_and_its_oldest_goes_first() {
     assert!(page.contains("This request has expired"));
 }
 
-async fn register_from(gw: &Gateway, from: &str) -> reqwest::Response {
+pub(super) async fn register_from(gw: &Gateway, from: &str) -> reqwest::Response {
     http()
         .post(format!("{}/register", gw.base))
         .header("x-forwarded-for", from)

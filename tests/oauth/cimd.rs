@@ -79,6 +79,16 @@ async fn serve_doc(State(d): State<Docs>, Path(name): Path<String>) -> Response 
             )
                 .into_response()
         }
+        "other-port" => {
+            // The same host name on another port: another service.
+            let port = d.base.rsplit(':').next().unwrap_or_default();
+            let other = d.base.replace(port, "1");
+            (
+                StatusCode::FOUND,
+                [(header::LOCATION, format!("{other}/good"))],
+            )
+                .into_response()
+        }
         "portless" => {
             // As Claude Code's document: loopback callbacks without a port.
             let mut v = doc(&url);
@@ -245,6 +255,10 @@ async fn hostile_documents_are_refused_with_a_page() {
             "elsewhere",
             "could not be fetched: it redirects to another host",
         ),
+        (
+            "other-port",
+            "could not be fetched: it redirects to another port",
+        ),
         ("missing", "could not be fetched: it answered 404 Not Found"),
         ("slow", "could not be fetched: it took too long"),
     ] {
@@ -283,7 +297,7 @@ async fn a_document_on_a_private_address_is_never_fetched() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn document_clients_cannot_fill_the_registry() {
+async fn document_clients_are_registrations_recorded_only_once_approved() {
     let (base, _hits, ca, _dir) = document_server().await;
     // A registry of its own (kept for the whole test): the siblings share the sandbox's.
     let data = tempfile::tempdir().expect("temp dir");
@@ -294,13 +308,56 @@ async fn document_clients_cannot_fill_the_registry() {
         s.oauth.metadata_document_ca_file = ca;
         s.oauth.metadata_document_allow_private = true;
         s.oauth.max_clients = 2;
+        s.oauth.registrations_per_hour = 3;
     })
     .await;
-    assert_eq!(open(&gw, &format!("{base}/good")).await.0, 200);
-    assert_eq!(open(&gw, &format!("{base}/nostore")).await.0, 200);
-    // Full: a third document is refused with a page; one already known still opens.
-    let (status, html, _) = open(&gw, &format!("{base}/good-again")).await;
-    assert_eq!(status, 503);
-    assert!(html.contains("maximum number of apps"), "{html}");
+    let store = Store::open(&gw.settings.data_dir()).expect("store");
+    // Three new documents from one address: its whole registration budget, no place taken.
+    let mut pages = Vec::new();
+    for name in ["good", "nostore", "good-again"] {
+        let (status, html, cookie) = open(&gw, &format!("{base}/{name}")).await;
+        assert_eq!(status, 200, "{name}: {html}");
+        pages.push((html, cookie.expect("cookie")));
+    }
+    assert_eq!(
+        store.client_count().expect("store"),
+        0,
+        "nothing recorded unapproved"
+    );
+    // A fourth new one is refused like a fourth /register.
+    let (status, html, _) = open(&gw, &format!("{base}/portless")).await;
+    assert_eq!(status, 429);
+    assert!(
+        html.contains("Too many new apps were connected from your address"),
+        "{html}"
+    );
+    // Approved, each takes its place; the registry then holds 2 and the third approval is refused.
+    for (html, cookie) in &pages[..2] {
+        assert_eq!(
+            consent(&gw, html, cookie, PASS, "read", "approve").await.0,
+            303
+        );
+    }
+    assert_eq!(store.client_count().expect("store"), 2);
+    let (html, cookie) = &pages[2];
+    let res = post_consent(
+        &gw,
+        html,
+        cookie,
+        &[
+            ("passphrase", PASS),
+            ("role", "read"),
+            ("action", "approve"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), 503);
+    assert!(
+        res.text()
+            .await
+            .expect("page")
+            .contains("maximum number of apps")
+    );
+    // One already recorded opens without drawing on the budget.
     assert_eq!(open(&gw, &format!("{base}/good")).await.0, 200);
 }

@@ -9,6 +9,7 @@ mod abuse;
 mod browsers;
 mod cimd;
 mod cors;
+mod crowd;
 mod scopes;
 mod state;
 
@@ -378,6 +379,29 @@ async fn a_trusted_proxys_forwarded_proto_and_host_name_the_base() {
     }
     // An access token issued through the proxy is for the resource under its base, and works.
     let client_id = public_client(&gw).await;
+    // The consent page answered under the https base sets its CSRF cookie `Secure`; under the
+    // gateway's own http base, not (the browser would drop it).
+    let ch = challenge(VERIFIER);
+    let cookie = |res: reqwest::Response| {
+        res.headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let page = |proxied: bool| {
+        let mut req = http()
+            .get(format!("{}/authorize", gw.base))
+            .query(&auth_params(&client_id, &ch));
+        if proxied {
+            req = req
+                .header("host", "copyq.example.com")
+                .header("x-forwarded-proto", "https");
+        }
+        req.send()
+    };
+    assert!(cookie(page(true).await.expect("page")).ends_with("; Secure"));
+    assert!(!cookie(page(false).await.expect("page")).contains("Secure"));
     let code = code_for(&gw, &client_id, "read").await;
     let tokens: Value = http()
         .post(format!("{}/token", gw.base))

@@ -148,12 +148,14 @@ pub async fn decide(
         Err(Refusal::Page(page)) => return page.into_response(),
     }
     s.pending().remove(&d.request_id);
+    s.pending().approved_from(&addr);
     match issue_code(&s, &p, chosen, &coverage) {
         Ok(code) => {
             tracing::info!(client = %crate::logging::field(p.client.name()), role = %chosen, tabs = %tabs_chosen, "access approved");
             back(&p, &[("code", &code)])
         }
-        Err(e) => {
+        Err(IssueError::Full) => super::request::registry_full().into_response(),
+        Err(IssueError::Store(e)) => {
             tracing::error!(error = %e, "authorize: cannot store the grant");
             back_error(
                 &p,
@@ -236,12 +238,36 @@ async fn check_passphrase(
     ))
 }
 
+/// Why no code was issued.
+enum IssueError {
+    /// A new metadata-document client, and no place left for it in `max_clients`.
+    Full,
+    Store(crate::store::StoreError),
+}
+
+impl From<crate::store::StoreError> for IssueError {
+    fn from(e: crate::store::StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+/// The grant and its code; a metadata-document client is recorded first, now that it is approved.
 fn issue_code(
     s: &OAuthState,
     p: &Pending,
     role: &str,
     tabs: &Coverage,
-) -> Result<String, crate::store::StoreError> {
+) -> Result<String, IssueError> {
+    if let Some(redirect_uris) = &p.document
+        && s.store.client(&p.client_id)?.is_none()
+    {
+        if s.store.client_count()? >= s.max_clients {
+            return Err(IssueError::Full);
+        }
+        s.store
+            .save_document_client(&p.client_id, p.client.name(), redirect_uris)?;
+    }
+    s.unapproved.approved(&p.client_id);
     let grant_id =
         s.store
             .create_grant_covering(&p.client_id, role, tabs.to_stored().as_deref())?;

@@ -11,65 +11,22 @@ use super::super::{OAuthState, Pending, is_this_resource};
 use crate::http::HttpError;
 use crate::store::{ClientInfo, now, secs};
 
-/// The client a request names: a registered one, or one described by a metadata document (then
-/// recorded, so that `/token`, grants and `clients list` treat it like any other).
+/// The client a request names: a registered one, or one described by a metadata document, and
+/// for a document not yet recorded, its redirect URIs (recorded only once the owner approves).
 pub(super) async fn find_client(
     s: &OAuthState,
     client_id: &str,
-) -> Result<(ClientInfo, ClientLabel), HttpError> {
-    let unavailable = |e: crate::store::StoreError| {
-        tracing::error!(error = %e, "authorize: store unavailable");
-        HttpError::cannot_connect(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "The gateway's state database is unavailable. The owner can look at the gateway's log.",
-        )
-    };
+    addr: &str,
+) -> Result<(ClientInfo, ClientLabel, Option<Vec<String>>), HttpError> {
     if is_document_id(client_id) {
-        let doc = s.documents.resolve(client_id).await.map_err(|e| {
-            tracing::warn!(error = %e, "authorize: client metadata document refused");
-            HttpError::cannot_connect(
-                StatusCode::BAD_REQUEST,
-                format!("{e}. The app cannot connect this way; tell its developers."),
-            )
-        })?;
-        let label = ClientLabel::Verified {
-            host: doc.host.clone(),
-        };
-        // A document client is recorded like a registration, and bounded like one: junk ids
-        // (any https URL on a stranger's host) cannot fill the registry either.
-        s.store
-            .expire_unapproved_clients(now() - secs(super::super::register::UNAPPROVED_TTL))
-            .map_err(unavailable)?;
-        let known = s
-            .store
-            .client(&doc.client_id)
-            .map_err(unavailable)?
-            .is_some();
-        if !known && s.store.client_count().map_err(unavailable)? >= s.max_clients {
-            return Err(HttpError::cannot_connect(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The gateway holds its maximum number of apps. The owner can remove some with \
-                 `copyq-mcp clients purge` or `copyq-mcp clients revoke`.",
-            ));
-        }
-        s.store
-            .save_document_client(&doc.client_id, label.name(), &doc.redirect_uris)
-            .map_err(unavailable)?;
-        let client = s
-            .store
-            .client(&doc.client_id)
-            .map_err(unavailable)?
-            .ok_or_else(|| {
-                unavailable(crate::store::StoreError::Invalid("client vanished".into()))
-            })?;
-        return Ok((client, label));
+        return document_client(s, client_id, addr).await;
     }
     match s.store.client(client_id).map_err(unavailable)? {
         Some(c) => {
             let label = ClientLabel::SelfNamed {
                 name: c.name.clone(),
             };
-            Ok((c, label))
+            Ok((c, label, None))
         }
         None => Err(HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
@@ -77,6 +34,81 @@ pub(super) async fn find_client(
              Remove the connector in the app and add it again.",
         )),
     }
+}
+
+fn unavailable(e: crate::store::StoreError) -> HttpError {
+    tracing::error!(error = %e, "authorize: store unavailable");
+    HttpError::cannot_connect(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The gateway's state database is unavailable. The owner can look at the gateway's log.",
+    )
+}
+
+/// The registry is full: no new app until the owner removes some.
+pub(in super::super) fn registry_full() -> HttpError {
+    HttpError::cannot_connect(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The gateway holds its maximum number of apps. The owner can remove some with \
+         `copyq-mcp clients purge` or `copyq-mcp clients revoke`.",
+    )
+}
+
+/// A metadata-document client. One already recorded (approved before) gets its name and
+/// redirect URIs refreshed; a new one is a registration: it draws on the address's
+/// `registrations_per_hour` and needs a free place in `max_clients`, but takes that place only
+/// when the owner approves it, so unanswered junk ids hold nothing.
+async fn document_client(
+    s: &OAuthState,
+    client_id: &str,
+    addr: &str,
+) -> Result<(ClientInfo, ClientLabel, Option<Vec<String>>), HttpError> {
+    let known = s.store.client(client_id).map_err(unavailable)?.is_some();
+    if !known
+        && s.registrations
+            .take(addr, std::time::Instant::now())
+            .is_err()
+    {
+        tracing::warn!(
+            "authorize: new metadata-document client refused: too many from one address"
+        );
+        return Err(HttpError::Page {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            title: "Too many requests",
+            message: "Too many new apps were connected from your address. Wait an hour, then start again from the app.".into(),
+        });
+    }
+    let doc = s.documents.resolve(client_id).await.map_err(|e| {
+        let error = crate::logging::field(&e.to_string());
+        tracing::warn!(%error, "authorize: client metadata document refused");
+        HttpError::cannot_connect(
+            StatusCode::BAD_REQUEST,
+            format!("{e}. The app cannot connect this way; tell its developers."),
+        )
+    })?;
+    let label = ClientLabel::Verified {
+        host: doc.host.clone(),
+    };
+    if known {
+        s.store
+            .save_document_client(&doc.client_id, label.name(), &doc.redirect_uris)
+            .map_err(unavailable)?;
+    } else {
+        s.store
+            .expire_unapproved_clients(now() - secs(super::super::register::UNAPPROVED_TTL))
+            .map_err(unavailable)?;
+        if s.store.client_count().map_err(unavailable)? >= s.max_clients {
+            return Err(registry_full());
+        }
+    }
+    let client = ClientInfo {
+        client_id: doc.client_id.clone(),
+        name: label.name().to_owned(),
+        redirect_uris: doc.redirect_uris.clone(),
+        auth_method: "none".into(),
+        secret_hash: None,
+        created: now(),
+    };
+    Ok((client, label, (!known).then_some(doc.redirect_uris)))
 }
 
 /// The redirect URI of the request: one the client registered (a loopback one on any port), or
@@ -105,7 +137,7 @@ pub(super) fn redirect_uri(
         }
     };
     if let Err(why) = s.redirects.check(&uri) {
-        tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
+        log_outside_origins(&why);
         return Err(HttpError::cannot_connect(
             StatusCode::BAD_REQUEST,
             "The app wants to send you back to an address the owner does not allow \
@@ -113,6 +145,12 @@ pub(super) fn redirect_uri(
         ));
     }
     Ok(uri)
+}
+
+/// `why` names a redirect URI, which a metadata document (a stranger) wrote: escaped to one line.
+fn log_outside_origins(why: &str) {
+    let why = crate::logging::field(why);
+    tracing::warn!(%why, "authorize: redirect URI outside oauth.redirect_origins");
 }
 
 /// The rest of the request, once its redirect URI is known (errors go back to the app): the
@@ -140,5 +178,42 @@ pub(super) fn check_request<'a>(
             Err(("invalid_target", "resource is not this server"))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_documents_redirect_uri_cannot_forge_a_log_line() {
+        let out = Captured::default();
+        let writer = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            super::log_outside_origins(
+                "redirect URI 'https://a.example/cb\nERROR forged: owner passphrase changed' is outside",
+            );
+        });
+        let log = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(log.lines().count(), 1, "{log}");
+        assert!(log.contains(r"cb\nERROR forged"), "{log}");
     }
 }
