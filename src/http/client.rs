@@ -77,6 +77,7 @@ pub async fn client_addr(
         .filter_map(|v| v.to_str().ok())
         .collect();
     let client = proxies.client(peer, &forwarded);
+    tracing::Span::current().record("client", tracing::field::display(client));
     req.extensions_mut().insert(ClientAddr(client));
     // The base a trusted proxy was reached under (crate::public): nobody else's word.
     let base = proxies

@@ -9,6 +9,7 @@ mod adversarial;
 mod auth;
 mod binary;
 mod clients;
+mod default_config;
 mod hardening;
 mod lan;
 mod socket_protocol;

@@ -83,13 +83,23 @@ pub(super) async fn resolve(
         limit: Some(limit),
         preview,
     };
-    let mut pages = tools.backend.read(&request).await?.pages;
+    let snapshot = tools.backend.read(&request).await?;
+    let mut pages = snapshot.pages;
     for candidate in candidates {
         if let Some(pos) = pages.iter().position(|p| p.name == candidate.full) {
             let mut page = pages.swap_remove(pos);
             mask_page(&tools.privacy, &candidate, &mut page);
             return Ok((candidate, page));
         }
+    }
+    // The usual mistake behind this one: an external tab asked for without `scope`, which means
+    // the managed tabs. Said only of a tab the caller may see anyway.
+    if scope == Scope::Mcp
+        && !crate::clipboard::is_mcp_tab(input)
+        && tabs.covers(input)
+        && snapshot.all_tabs.iter().any(|t| t == input)
+    {
+        return Err(ToolError::TabNotFoundExternal(one_line(input)));
     }
     Err(ToolError::TabNotFound(one_line(input)))
 }
