@@ -10,6 +10,7 @@ mod auth;
 mod binary;
 mod clients;
 mod default_config;
+mod doctor;
 mod hardening;
 mod lan;
 mod socket_protocol;
