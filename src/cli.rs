@@ -18,11 +18,36 @@ use args::{
 };
 
 fn load(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
+    let settings = load_quiet(common, bind)?;
+    announce(&settings);
+    Ok(settings)
+}
+
+fn load_quiet(common: &Common, bind: Option<SocketAddr>) -> Result<Settings, String> {
     let overrides = Overrides {
         bind,
         data_dir: common.data_dir.clone(),
     };
     Settings::load(common.config.as_deref(), &overrides).map_err(|e| e.to_string())
+}
+
+/// Which state a command works on, on stderr (stdout stays the command's answer): a token issued
+/// against another data dir than `serve` uses is a bare 401 later, so the owner sees it now.
+fn announce(settings: &Settings) {
+    let files: Vec<String> = settings
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    let files = if files.is_empty() {
+        "none, built-in defaults".to_owned()
+    } else {
+        files.join(", ")
+    };
+    eprintln!(
+        "copyq-mcp: data dir {} (config files: {files})",
+        settings.data_dir().display()
+    );
 }
 
 pub fn main() -> ExitCode {
@@ -71,13 +96,24 @@ async fn run(command: Command) -> Result<(), String> {
             command: PassphraseCommand::Set { common },
         } => owner::set_passphrase(&load(&common, None)?),
         Command::Clients { command } => clients(command),
+        Command::Doctor {
+            common,
+            json,
+            metadata_urls,
+        } => {
+            let options = crate::doctor::Options {
+                json,
+                metadata_urls,
+            };
+            crate::doctor::run(&load_quiet(&common, None)?, &options).await
+        }
         Command::Demo {
             common,
             bind,
             passphrase,
         } => {
             let keep_data_dir = common.data_dir.is_some();
-            crate::demo::run(load(&common, bind)?, keep_data_dir, passphrase).await
+            crate::demo::run(load_quiet(&common, bind)?, keep_data_dir, passphrase).await
         }
     }
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use config::{Config, Environment, File, FileFormat};
 use serde::Deserialize;
 
+mod default_file;
 mod sections;
+pub use default_file::path as default_config_file;
 pub use sections::{
     AuditSettings, AuthSettings, BackendKind, ClipboardSettings, CopyqSettings, LimitSettings,
     LogSettings, OAuthSettings, PrivacySettings, ServerSettings, TlsSettings,
@@ -42,6 +44,10 @@ pub struct Settings {
     pub audit: AuditSettings,
     pub privacy: PrivacySettings,
     pub log: LogSettings,
+    /// The config files read, in layering order (the default file, then `--config`): for the
+    /// commands that say which setup they used, and `doctor`.
+    #[serde(skip)]
+    pub files: Vec<PathBuf>,
 }
 
 /// Flags that override every other layer.
@@ -66,29 +72,37 @@ impl Settings {
         Self::build(Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Toml)))
     }
 
-    /// Every layer, as the binary loads them.
+    /// Every layer, as the binary loads them: the default file (when present), `--config`, the
+    /// environment, the flags.
     pub(crate) fn load(
         user_file: Option<&Path>,
         overrides: &Overrides,
     ) -> Result<Self, ConfigError> {
-        Self::load_with_env(user_file, overrides, None)
+        let default = default_file::present(default_file::path())?;
+        Self::load_with_env(default.as_deref(), user_file, overrides, None)
     }
 
-    /// As [`Settings::load`], with `env` standing for the process environment when given.
+    /// As [`Settings::load`], with `default` the default file if it is present, and `env` standing
+    /// for the process environment when given.
     fn load_with_env(
+        default: Option<&Path>,
         user_file: Option<&Path>,
         overrides: &Overrides,
         env_vars: Option<std::collections::HashMap<String, String>>,
     ) -> Result<Self, ConfigError> {
         let mut builder = Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Toml));
-        if let Some(path) = user_file {
-            if !path.is_file() {
-                return Err(ConfigError(format!(
-                    "config file {} not found",
-                    path.display()
-                )));
-            }
-            builder = builder.add_source(File::from(path).required(true));
+        let mut files = Vec::new();
+        if let Some(path) = user_file
+            && !path.is_file()
+        {
+            return Err(ConfigError(format!(
+                "config file {} not found",
+                path.display()
+            )));
+        }
+        for path in default.into_iter().chain(user_file) {
+            builder = builder.add_source(default_file::layer(path)?);
+            files.push(path.to_path_buf());
         }
         let mut env = Environment::with_prefix(ENV_PREFIX)
             .prefix_separator("__")
@@ -110,7 +124,9 @@ impl Settings {
         if let Some(dir) = &overrides.data_dir {
             builder = set(builder, "data_dir", dir.display().to_string())?;
         }
-        Self::build(builder)
+        let mut settings = Self::build(builder).map_err(|e| default_file::naming(e, &files))?;
+        settings.files = files;
+        Ok(settings)
     }
 
     fn build(
@@ -356,7 +372,7 @@ mod tests {
                     "workspace".into(),
                 );
             }
-            let s = Settings::load_with_env(None, &Overrides::default(), Some(env))
+            let s = Settings::load_with_env(None, None, &Overrides::default(), Some(env))
                 .unwrap_or_else(|e| panic!("{var}={raw}: {e}"));
             let got = serde_json::to_value(match key.as_str() {
                 "server.allowed_hosts" => &s.server.allowed_hosts,

@@ -24,7 +24,7 @@
 //! [`privacy`] masks secrets in what the tools show (pure: reads and write previews apply it).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
-//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`tls`] the built-in
+//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`doctor`] checks a setup, [`tls`] the built-in
 //! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
 //! tests and [`demo`].
 //!
@@ -45,6 +45,7 @@ pub mod cli;
 pub(crate) mod clipboard;
 pub mod config;
 pub(crate) mod demo;
+pub(crate) mod doctor;
 pub(crate) mod http;
 pub(crate) mod limit;
 pub(crate) mod logging;

@@ -65,6 +65,14 @@ impl AutoBackend {
         }
     }
 
+    /// Where the route taken last looks for CopyQ (the socket before any call).
+    pub fn target(&self) -> String {
+        match self.current() {
+            "cli" => self.cli.target(),
+            _ => self.socket.target(),
+        }
+    }
+
     /// The backend that served last (`socket` before any call).
     pub fn current(&self) -> &'static str {
         match *self.last.lock().unwrap_or_else(PoisonError::into_inner) {

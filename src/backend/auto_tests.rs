@@ -97,6 +97,7 @@ async fn an_unknown_layout_is_served_by_the_cli_until_the_socket_can_serve() {
         backend: "cli",
         copyq_version: Some("99.0.0".into()),
         protocol: None,
+        tried: None,
     };
     assert_eq!(auto.health().await, cli);
     assert!(auto.ping().await.is_ok(), "served by the CLI");
@@ -108,6 +109,7 @@ async fn an_unknown_layout_is_served_by_the_cli_until_the_socket_can_serve() {
         backend: "socket",
         copyq_version: None,
         protocol: Some("Qt 5, CopyQ 7.1 - 13.x".into()),
+        tried: None,
     };
     assert_eq!(auto.health().await, socket);
     assert_eq!(auto.route().await.ok(), Some(Route::Socket));

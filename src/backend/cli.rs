@@ -114,6 +114,19 @@ impl CliBackend {
         }
     }
 
+    /// Which CopyQ this backend runs, for messages that must say so: the command, the session and
+    /// the settings path it passes on (inherited from the environment when not configured).
+    pub fn target(&self) -> String {
+        let c = &self.config;
+        let session = c.session.as_deref().unwrap_or("default");
+        let mut out = format!("copyq CLI {} (session {session}", c.command.display());
+        if let Some(path) = &c.settings_path {
+            out.push_str(&format!(", settings path {}", path.display()));
+        }
+        out.push(')');
+        out
+    }
+
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         Ok(self.read_asking(request, false).await?.0)
     }
@@ -238,6 +251,7 @@ impl CliBackend {
                 backend: "cli",
                 copyq_version: version_of(&reply.version),
                 protocol: None,
+                tried: None,
             },
             Err(_) => super::Health::down("cli"),
         }

@@ -36,6 +36,14 @@ pub enum BackendError {
     /// CopyQ is not running or its socket is unreachable.
     #[error("CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry")]
     Unavailable,
+    /// [`Self::Unavailable`] as [`super::Backend`] reports it: with where it looked (`target`: the
+    /// socket path, or the `copyq` command, session and settings path), since a CopyQ running
+    /// under another session or settings path is the usual cause.
+    #[error(
+        "CopyQ is not running or not reachable at {target}; start the CopyQ server (`copyq &`) and retry, or run \
+         `copyq-mcp doctor` where the gateway runs to see what it tried"
+    )]
+    Unreachable { target: String },
     /// CopyQ took longer than the configured timeout.
     #[error("CopyQ did not answer within {0:?}")]
     Timeout(Duration),

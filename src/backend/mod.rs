@@ -95,6 +95,9 @@ pub struct Health {
     /// The socket layout detected (socket only), e.g. `Qt 6, CopyQ >= 14.0`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// When CopyQ does not answer: where it was looked for ([`Backend::target`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tried: Option<String>,
 }
 
 impl Health {
@@ -104,6 +107,7 @@ impl Health {
             backend,
             copyq_version: None,
             protocol: None,
+            tried: None,
         }
     }
 }
@@ -121,12 +125,13 @@ pub enum Backend {
 /// Dispatch one operation to the implementation in use.
 macro_rules! dispatch {
     ($self:ident, $method:ident($($arg:expr),*)) => {
-        match $self {
+        (match $self {
             Self::Cli(b) => b.$method($($arg),*).await,
             Self::Socket(b) => b.$method($($arg),*).await,
             Self::Auto(b) => b.$method($($arg),*).await,
             Self::Memory(b) => b.$method($($arg),*),
-        }
+        })
+        .map_err(|e| $self.locate(e))
     };
 }
 
@@ -216,8 +221,37 @@ impl Backend {
         }
     }
 
-    /// Whether CopyQ answers, through which backend, and what is known of its version.
+    /// Where CopyQ is looked for: the socket path, or the `copyq` command with its session.
+    pub fn target(&self) -> String {
+        match self {
+            Self::Cli(b) => b.target(),
+            Self::Socket(b) => b.target(),
+            Self::Auto(b) => b.target(),
+            Self::Memory(_) => "memory".to_owned(),
+        }
+    }
+
+    /// CopyQ out of reach, said with where it was looked for.
+    fn locate(&self, e: BackendError) -> BackendError {
+        match e {
+            BackendError::Unavailable => BackendError::Unreachable {
+                target: self.target(),
+            },
+            e => e,
+        }
+    }
+
+    /// Whether CopyQ answers, through which backend, and what is known of its version (and,
+    /// when it does not, where it was looked for).
     pub async fn health(&self) -> Health {
+        let mut health = self.health_of().await;
+        if !health.up {
+            health.tried = Some(self.target());
+        }
+        health
+    }
+
+    async fn health_of(&self) -> Health {
         match self {
             Self::Cli(b) => b.health().await,
             Self::Socket(b) => b.health().await,
@@ -227,6 +261,7 @@ impl Backend {
                 backend: "memory",
                 copyq_version: None,
                 protocol: None,
+                tried: None,
             },
         }
     }

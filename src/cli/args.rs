@@ -72,6 +72,20 @@ pub(super) enum Command {
         #[command(subcommand)]
         command: TlsCommand,
     },
+    /// Check this setup, one line per check (ok / warn / problem, with how to fix it): config
+    /// files and data dir, which CopyQ and whether it answers, passphrase, tokens and apps, public
+    /// URL, TLS, and reaching the connectors' metadata documents. Exits 1 on a problem.
+    Doctor {
+        #[command(flatten)]
+        common: Common,
+        /// Print the report as JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+        /// A client-ID metadata document URL to try instead of Claude's and ChatGPT's
+        /// (repeatable).
+        #[arg(long = "metadata-url", value_name = "URL", hide = true)]
+        metadata_urls: Vec<String>,
+    },
     /// Start a private headless CopyQ with sample tabs and serve the gateway against it, with
     /// bearer tokens and OAuth (a one-time consent passphrase) ready to use.
     Demo {

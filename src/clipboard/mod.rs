@@ -7,6 +7,6 @@ mod preview;
 mod version;
 
 pub use coverage::Coverage;
-pub use path::{MCP_PREFIX, PathError, Roots, Scope, TabRef, tab_depth};
+pub use path::{MCP_PREFIX, PathError, Roots, Scope, TabRef, is_mcp_tab, tab_depth};
 pub use preview::{PREVIEW_CHARS, flatten, preview};
 pub use version::version;

@@ -104,6 +104,7 @@ pub async fn client_addr(
         .filter_map(|v| v.to_str().ok())
         .collect();
     let client = proxies.client(peer, &forwarded);
+    tracing::Span::current().record("client", tracing::field::display(client));
     req.extensions_mut().insert(ClientAddr {
         ip: client,
         v6_prefix: proxies.v6_prefix,

@@ -23,6 +23,8 @@ use crate::mcp::ToolState;
 const PING_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one probe's answer is given out again.
 pub const FRESH_FOR: Duration = Duration::from_secs(1);
+/// What a down answer adds to where CopyQ was looked for (`tried`).
+pub const DOWN_HELP: &str = "start CopyQ in the desktop session the gateway uses, or run `copyq-mcp doctor` where the gateway runs";
 /// Checks per client address and minute (burst of 20).
 pub const PER_MINUTE: u32 = 120;
 
@@ -54,9 +56,30 @@ impl HealthState {
         let backend = &self.tools.backend;
         let health = tokio::time::timeout(PING_TIMEOUT, backend.health())
             .await
-            .unwrap_or_else(|_| Health::down(backend.name()));
+            .unwrap_or_else(|_| Health {
+                tried: Some(backend.target()),
+                ..Health::down(backend.name())
+            });
+        let was_up = last.as_ref().map(|(_, h)| h.up);
+        note_change(was_up, &health);
         *last = Some((Instant::now(), health.clone()));
         health
+    }
+}
+
+/// One log line when CopyQ goes down or comes back, not one per probe: a poller checking every
+/// second while CopyQ is down must not fill the log. The first probe logs only a down CopyQ.
+fn note_change(was_up: Option<bool>, now: &Health) {
+    match (was_up, now.up) {
+        (Some(false), true) => {
+            tracing::info!(backend = now.backend, "CopyQ answers again (/healthz: up)")
+        }
+        (Some(true) | None, false) => tracing::warn!(
+            backend = now.backend,
+            tried = %now.tried.as_deref().unwrap_or_default(),
+            "CopyQ is not reachable (/healthz: down); `copyq-mcp doctor` shows what was tried"
+        ),
+        _ => {}
     }
 }
 
@@ -74,7 +97,7 @@ pub async fn healthz(
     } else {
         (
             StatusCode::SERVICE_UNAVAILABLE,
-            json!({"status": "degraded", "copyq": "down"}),
+            json!({"status": "degraded", "copyq": "down", "help": DOWN_HELP}),
         )
     };
     let mut body = serde_json::to_value(&health).unwrap_or_default();

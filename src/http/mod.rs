@@ -147,15 +147,24 @@ pub fn router(surface: Surface<'_>) -> Router {
             Duration::from_millis(limits.request_timeout_ms),
             guard::deadline,
         ))
-        // The request span names the method and path only: a query may hold a token (a client
-        // trying `?access_token=`), and the path is escaped to one bounded line.
+        // The request span names the method, the path and the client (recorded by `client_addr`:
+        // the forwarded address behind a trusted proxy) only: a query may hold a token (a client
+        // trying `?access_token=`), and the path is escaped to one bounded line. It is at info so
+        // that every info line of a request (a tool call, a refusal) says whose it was. A 5xx is
+        // logged where it is made, once (a 503 `/healthz` while CopyQ is down is not an error
+        // line per probe): the layer's own failure line is debug.
         .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
-                tracing::debug_span!(
-                    "request",
-                    method = %req.method(),
-                    path = %crate::logging::field(req.uri().path())
-                )
-            }),
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &axum::http::Request<_>| {
+                    tracing::info_span!(
+                        "request",
+                        method = %req.method(),
+                        path = %crate::logging::field(req.uri().path()),
+                        client = tracing::field::Empty,
+                    )
+                })
+                .on_failure(
+                    tower_http::trace::DefaultOnFailure::new().level(tracing::Level::DEBUG),
+                ),
         )
 }

@@ -12,6 +12,13 @@ pub enum ToolError {
     /// `TAB_NOT_FOUND`: the tab does not exist (reads never create it).
     #[error("Tab not found: {0}")]
     TabNotFound(String),
+    /// `TAB_NOT_FOUND`: no managed tab of that name, but an external tab of exactly that name
+    /// exists, and `scope` was left at `mcp`. The reference fixes only the missing tab's words,
+    /// which this keeps as its start.
+    #[error(
+        "Tab not found: {0} (under mcp/; an external tab '{0}' exists: pass scope: \"external\" or \"all\" to read it)"
+    )]
+    TabNotFoundExternal(String),
     /// `INDEX_OUT_OF_BOUNDS`: index < 0 or >= count.
     #[error("Index {index} out of bounds (count: {count})")]
     IndexOutOfBounds { index: i64, count: usize },
@@ -107,7 +114,7 @@ fn missing_message(param: &str, mode: &str) -> String {
 impl ToolError {
     pub fn code(&self) -> &'static str {
         match self {
-            Self::TabNotFound(_) => "TAB_NOT_FOUND",
+            Self::TabNotFound(_) | Self::TabNotFoundExternal(_) => "TAB_NOT_FOUND",
             Self::IndexOutOfBounds { .. } => "INDEX_OUT_OF_BOUNDS",
             Self::InvalidMode { .. } => "INVALID_MODE",
             Self::InvalidParam(_) => "INVALID_PARAM",
@@ -280,10 +287,16 @@ mod tests {
 
     #[test]
     fn the_gateway_s_own_sentences_reach_the_client_as_they_are() {
-        let (e, log) = logged(|| ToolError::from(BackendError::Unavailable));
+        let (e, log) = logged(|| {
+            ToolError::from(BackendError::Unreachable {
+                target: "socket /run/x/copyq-s/.copyq-s_s".into(),
+            })
+        });
         assert_eq!(
             e.line(),
-            "error|COPYQ_ERROR|CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry"
+            "error|COPYQ_ERROR|CopyQ is not running or not reachable at socket /run/x/copyq-s/.copyq-s_s; start \
+             the CopyQ server (`copyq &`) and retry, or run `copyq-mcp doctor` where the gateway runs to see what \
+             it tried"
         );
         assert!(log.contains("WARN"), "{log}");
         let (e, _) = logged(|| {

@@ -55,10 +55,7 @@ async fn copyq_down_then_back() {
         }
         let started = Instant::now();
         let got = err(&c, "mcp_read", args.clone()).await;
-        assert_eq!(
-            got,
-            "error|COPYQ_ERROR|CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry"
-        );
+        assert_eq!(got, copyq_unreachable(&gw.settings));
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "failing took {:?}",
@@ -66,10 +63,7 @@ async fn copyq_down_then_back() {
         );
         let backend = health_backend(&gw.settings);
         {
-            let want = (
-                503,
-                json!({"status": "degraded", "copyq": "down", "backend": backend}),
-            );
+            let want = (503, health_down(&gw.settings, backend));
             assert_eq!(health_becomes(&gw, &want).await, want);
         }
 
@@ -100,17 +94,14 @@ async fn auto_started_before_copyq_ends_on_the_socket() {
     })
     .await;
     {
-        let want = (
-            503,
-            json!({"status": "degraded", "copyq": "down", "backend": "socket"}),
-        );
+        let want = (503, health_down(&gw.settings, "socket"));
         assert_eq!(health_becomes(&gw, &want).await, want);
     }
     let c = client(&gw.url, &gw.read).await;
     let args = json!({"mode": "item", "tab": "info", "index": 0});
     assert_eq!(
         err(&c, "mcp_read", args.clone()).await,
-        "error|COPYQ_ERROR|CopyQ is not running or not reachable; start the CopyQ server (`copyq &`) and retry"
+        copyq_unreachable(&gw.settings)
     );
     copyq.start_server().expect("start CopyQ");
     assert_eq!(

@@ -13,4 +13,5 @@ mod read;
 mod redact;
 mod safety;
 mod versions;
+mod where_to_look;
 mod write;

@@ -9,6 +9,8 @@ mod adversarial;
 mod auth;
 mod binary;
 mod clients;
+mod default_config;
+mod doctor;
 mod hardening;
 mod idle;
 mod lan;

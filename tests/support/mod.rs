@@ -163,6 +163,37 @@ pub fn health_backend(settings: &Settings) -> &'static str {
     }
 }
 
+/// Where a gateway with these settings looks for CopyQ, as its errors name it: the socket path,
+/// or (CLI backend) the `copyq` command with its session and settings path.
+pub fn copyq_target(settings: &Settings) -> String {
+    if settings.copyq.backend == copyq_mcp::config::BackendKind::Cli {
+        let c = &settings.copyq;
+        format!(
+            "copyq CLI {} (session {}, settings path {})",
+            c.command, c.session, c.settings_path
+        )
+    } else {
+        let path = settings.copyq_socket().expect("socket path");
+        format!("socket {}", path.display())
+    }
+}
+
+/// The tool error while CopyQ is down, naming where the gateway looked.
+pub fn copyq_unreachable(settings: &Settings) -> String {
+    format!(
+        "error|COPYQ_ERROR|CopyQ is not running or not reachable at {}; start the CopyQ server \
+         (`copyq &`) and retry, or run `copyq-mcp doctor` where the gateway runs to see what it tried",
+        copyq_target(settings)
+    )
+}
+
+/// What `/healthz` answers while CopyQ is down, through `backend`.
+pub fn health_down(settings: &Settings, backend: &str) -> Value {
+    serde_json::json!({"status": "degraded", "copyq": "down", "backend": backend,
+        "tried": copyq_target(settings),
+        "help": "start CopyQ in the desktop session the gateway uses, or run `copyq-mcp doctor` where the gateway runs"})
+}
+
 /// What `/healthz` answers when `copyq` is up, through `backend`: CopyQ's version from the CLI,
 /// the socket layout (derived here from `version()`: Qt 5 or 6; before 7.1, 7.1-13, 14 and later).
 pub fn health_up(copyq: &PrivateCopyq, backend: &str) -> Value {

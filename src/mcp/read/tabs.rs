@@ -65,15 +65,16 @@ fn by_tab_order(a: &Masked, b: &Masked) -> Ordering {
     (a.tab.external, &a.tab.shown).cmp(&(b.tab.external, &b.tab.shown))
 }
 
-/// `request` read and masked; a page where a mask changed an item the read had cut short is read
+/// `request` read and masked, with the names of every tab CopyQ has; a page where a mask changed an item the read had cut short is read
 /// again whole (then masked, then cut by the preview): masking first, so that no cut splits a
 /// secret the rules would then miss.
 async fn read_masked(
     tools: &ToolState,
     request: &ReadRequest,
     versions: bool,
-) -> Result<Vec<Masked>, ToolError> {
-    let pages = tools.backend.read(request).await?.pages;
+) -> Result<(Vec<Masked>, Vec<String>), ToolError> {
+    let snapshot = tools.backend.read(request).await?;
+    let (pages, all_tabs) = (snapshot.pages, snapshot.all_tabs);
     let mut out: Vec<Masked> = pages
         .into_iter()
         .map(|p| mask_page(tools, p, request.preview, versions))
@@ -99,7 +100,7 @@ async fn read_masked(
                 .map(|p| mask_page(tools, p, None, versions)),
         );
     }
-    Ok(out)
+    Ok((out, all_tabs))
 }
 
 /// Every tab of `scope` that `tabs` covers, in the reference's order: the others do not exist for
@@ -117,7 +118,7 @@ pub(super) async fn scan(
         limit,
         preview,
     };
-    let mut pages = read_masked(tools, &request, false).await?;
+    let (mut pages, _) = read_masked(tools, &request, false).await?;
     pages.retain(|p| tabs.covers(&p.page.name));
     pages.sort_by(by_tab_order);
     Ok(pages)
@@ -147,13 +148,23 @@ pub(super) async fn resolve(
         limit: Some(limit),
         preview,
     };
-    let mut pages = read_masked(tools, &request, versions).await?;
+    let (mut pages, all_tabs) = read_masked(tools, &request, versions).await?;
     for candidate in candidates {
         if let Some(pos) = pages.iter().position(|p| p.page.name == candidate.full) {
             let mut found = pages.swap_remove(pos);
             found.tab = candidate;
             return Ok(found);
         }
+    }
+    // The usual mistake behind this one: an external tab asked for without `scope`, which means
+    // the managed tabs. Said only of a tab the caller may see anyway.
+    if scope == Scope::Mcp
+        && !crate::clipboard::is_mcp_tab(input)
+        && tabs.covers(input)
+        && !name_masked(&tools.privacy, input)
+        && all_tabs.iter().any(|t| t == input)
+    {
+        return Err(ToolError::TabNotFoundExternal(one_line(input)));
     }
     Err(ToolError::TabNotFound(one_line(input)))
 }

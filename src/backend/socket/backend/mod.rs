@@ -109,6 +109,11 @@ impl SocketBackend {
         }
     }
 
+    /// Where this backend looks for CopyQ, for messages that must say so.
+    pub fn target(&self) -> String {
+        format!("socket {}", self.config.path.display())
+    }
+
     /// Connect and detect the layout now (if not connected): the layout the server speaks.
     pub async fn probe(&self) -> Result<Layout, BackendError> {
         self.client().await.map(|(_, layout)| layout)
@@ -179,6 +184,7 @@ impl SocketBackend {
                 backend: "socket",
                 copyq_version: None,
                 protocol: Some(layout.describe()),
+                tried: None,
             },
             _ => crate::backend::Health::down("socket"),
         }
