@@ -11,5 +11,6 @@ mod binary;
 mod clients;
 mod hardening;
 mod lan;
+mod sharp_edges;
 mod socket_protocol;
 mod tls;
