@@ -25,13 +25,11 @@ pub(super) async fn find_client(
         )
     };
     if is_document_id(client_id) {
-        let doc = s.documents.resolve(client_id).await.map_err(|e| {
-            tracing::warn!(error = %e, "authorize: client metadata document refused");
-            HttpError::cannot_connect(
-                StatusCode::BAD_REQUEST,
-                format!("{e}. The app cannot connect this way; tell its developers."),
-            )
-        })?;
+        let doc = s
+            .documents
+            .resolve(client_id)
+            .await
+            .map_err(|e| document_refused(client_id, &e))?;
         let label = ClientLabel::Verified {
             host: doc.host.clone(),
         };
@@ -77,6 +75,26 @@ pub(super) async fn find_client(
              Remove the connector in the app and add it again.",
         )),
     }
+}
+
+/// A metadata document that could not be used, told to the owner on the page and in the log:
+/// which URL, why, and what to do.
+fn document_refused(client_id: &str, e: &super::super::cimd::CimdError) -> HttpError {
+    let url = crate::logging::field(client_id);
+    tracing::warn!(url = %url, cause = %e, remedy = e.remedy(), "authorize: client metadata document refused");
+    let said = e.to_string();
+    HttpError::cannot_connect(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "{}{} (its URL: {url}). What the owner can do: {}.",
+            said.chars()
+                .next()
+                .map(|c| c.to_uppercase().to_string())
+                .unwrap_or_default(),
+            said.chars().skip(1).collect::<String>(),
+            e.remedy()
+        ),
+    )
 }
 
 /// The redirect URI of the request: one the client registered (a loopback one on any port), or
