@@ -11,6 +11,7 @@ mod cimd;
 mod cors;
 mod scopes;
 mod state;
+mod unreachable;
 
 use std::collections::HashMap;
 use std::time::Duration;
