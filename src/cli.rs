@@ -11,8 +11,12 @@ use crate::app::Application;
 use crate::clipboard::Coverage;
 use crate::config::{Overrides, Settings};
 use crate::owner;
+use out::outln;
 
 mod args;
+mod checks;
+mod docs;
+pub(crate) mod out;
 use args::{
     AuditCommand, Cli, ClientsCommand, Command, Common, PassphraseCommand, TlsCommand, TokenCommand,
 };
@@ -73,7 +77,7 @@ pub fn main() -> ExitCode {
 async fn run(command: Command) -> Result<(), String> {
     match command {
         Command::Serve { common, bind } => serve(load(&common, bind)?).await,
-        Command::Token { command } => token(command),
+        Command::Token { command } => token(command).await,
         Command::Audit {
             common,
             since,
@@ -87,10 +91,16 @@ async fn run(command: Command) -> Result<(), String> {
             }
         }
         Command::Tls {
-            command: TlsCommand::Generate { common, names, out },
+            command:
+                TlsCommand::Generate {
+                    common,
+                    names,
+                    out,
+                    force,
+                },
         } => {
             let settings = load(&common, None)?;
-            tls_generate(&settings, names, out)
+            tls_generate(&settings, names, out, force)
         }
         Command::Passphrase {
             command: PassphraseCommand::Set { common },
@@ -115,10 +125,12 @@ async fn run(command: Command) -> Result<(), String> {
             let keep_data_dir = common.data_dir.is_some();
             crate::demo::run(load_quiet(&common, bind)?, keep_data_dir, passphrase).await
         }
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man { dir } => docs::man(dir.as_deref()),
     }
 }
 
-fn token(command: TokenCommand) -> Result<(), String> {
+async fn token(command: TokenCommand) -> Result<(), String> {
     match command {
         TokenCommand::Issue {
             common,
@@ -130,9 +142,10 @@ fn token(command: TokenCommand) -> Result<(), String> {
         } => {
             let tabs = Coverage::from_flags(&tabs, &tab)?;
             let settings = load(&common, None)?;
+            checks::known_roots(&tabs, &settings)?;
+            checks::warn_missing_tabs(&tabs, &settings).await;
             let token = owner::issue_token(&settings, &name, role, ttl, &tabs)?;
-            println!("{token}");
-            Ok(())
+            checks::print_token(&token, &name)
         }
         TokenCommand::List { common } => owner::list_tokens(&load(&common, None)?),
         TokenCommand::Revoke { common, id_or_name } => {
@@ -155,6 +168,7 @@ fn tls_generate(
     settings: &Settings,
     names: Vec<String>,
     out: Option<PathBuf>,
+    force: bool,
 ) -> Result<(), String> {
     let names = if names.is_empty() {
         crate::tls::machine_names()
@@ -162,16 +176,17 @@ fn tls_generate(
         names
     };
     let dir = out.unwrap_or_else(|| settings.data_dir().join("tls"));
+    checks::may_replace(&dir, force, settings)?;
     let g = crate::tls::generate(&names, &dir)?;
-    println!(
+    outln!(
         "certificate: {}\nprivate key: {} (mode 0600)",
         g.cert.display(),
         g.key.display()
     );
-    println!("names: {}", names.join(", "));
-    println!("SHA-256 fingerprint: {}", g.fingerprint);
-    println!("public key pin (curl --pinnedpubkey): {}", g.pin);
-    println!(
+    outln!("names: {}", names.join(", "));
+    outln!("SHA-256 fingerprint: {}", g.fingerprint);
+    outln!("public key pin (curl --pinnedpubkey): {}", g.pin);
+    outln!(
         "\nTo serve HTTPS, add to your config file:\n[tls]\ncert = \"{}\"\nkey = \"{}\"",
         g.cert.display(),
         g.key.display()

@@ -7,6 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::app::token_service;
 use crate::auth::{Role, TokenSpec};
+use crate::cli::out::outln;
 use crate::clipboard::Coverage;
 use crate::config::Settings;
 use crate::oauth::passphrase;
@@ -102,9 +103,14 @@ fn tabs_of(stored: Option<&str>) -> String {
 
 pub fn list_tokens(settings: &Settings) -> Result<(), String> {
     let tokens = open(settings)?.cli_tokens().map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "{:<24} {:<20} {:<6} {:<21} {:<21} {:<8} TABS",
-        "ID", "NAME", "ROLE", "ISSUED", "EXPIRES", "STATUS"
+        "ID",
+        "NAME",
+        "ROLE",
+        "ISSUED",
+        "EXPIRES",
+        "STATUS"
     );
     for t in tokens {
         let expired = t.expires.is_some_and(|e| e < now());
@@ -115,7 +121,7 @@ pub fn list_tokens(settings: &Settings) -> Result<(), String> {
         } else {
             "active"
         };
-        println!(
+        outln!(
             "{:<24} {:<20} {:<6} {:<21} {:<21} {status:<8} {}",
             t.jti,
             t.subject,
@@ -145,13 +151,18 @@ pub fn list_clients(settings: &Settings) -> Result<(), String> {
     let store = open(settings)?;
     let grants = store.grants().map_err(|e| e.to_string())?;
     let waiting = store.unapproved_clients().map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "{:<44} {:<24} {:<6} {:<21} {:<21} {:<8} TABS",
-        "CLIENT", "NAME", "ROLE", "APPROVED", "LAST USED", "STATUS"
+        "CLIENT",
+        "NAME",
+        "ROLE",
+        "APPROVED",
+        "LAST USED",
+        "STATUS"
     );
     for g in grants {
         let status = if g.revoked { "revoked" } else { "active" };
-        println!(
+        outln!(
             "{:<44} {:<24} {:<6} {:<21} {:<21} {status:<8} {}",
             g.client_id,
             g.client_name,
@@ -162,7 +173,7 @@ pub fn list_clients(settings: &Settings) -> Result<(), String> {
         );
     }
     for c in waiting {
-        println!(
+        outln!(
             "{:<44} {:<24} {:<6} {:<21} {:<21} never approved (registered {}; forgotten after 1 h)",
             c.client_id,
             c.name,

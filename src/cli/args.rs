@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use clap_complete::Shell;
 
 use crate::auth::{Role, parse_ttl};
 
@@ -98,12 +99,29 @@ pub(super) enum Command {
         #[arg(long, env = "COPYQ_MCP_DEMO_PASSPHRASE", hide_env_values = true)]
         passphrase: Option<String>,
     },
+    /// Print a shell completion script, e.g. `copyq-mcp completions bash >
+    /// ~/.local/share/bash-completion/completions/copyq-mcp`.
+    Completions {
+        /// The shell to complete in, e.g. `bash` (or zsh, fish, elvish, powershell).
+        shell: Shell,
+    },
+    /// Print the manual page (roff), e.g. `copyq-mcp man | man -l -`; with --dir, write one page
+    /// per subcommand there (copyq-mcp.1, copyq-mcp-token-issue.1, ...).
+    Man {
+        /// Write every page into this directory instead of printing the main one.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
 pub(super) enum AuditCommand {
-    /// Put back the item(s) an audited delete, update or tab_delete removed.
-    Restore { id: i64 },
+    /// Put back the item(s) an audited delete, update or tab_delete removed (once per entry).
+    Restore {
+        /// The entry's number as `audit` prints it, e.g. `#12` or `12`.
+        #[arg(value_parser = parse_audit_id, value_name = "ID")]
+        id: i64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -119,6 +137,9 @@ pub(super) enum TlsCommand {
         /// Where to write the pair (default: <data dir>/tls).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Replace an existing pair there (clients that pinned the old one stop trusting it).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -147,6 +168,8 @@ pub(super) enum ClientsCommand {
     Revoke {
         #[command(flatten)]
         common: Common,
+        /// A client id or name as `clients list` shows it, e.g. `"Claude Code"`.
+        #[arg(value_name = "ID_OR_NAME")]
         id_or_name: String,
     },
 }
@@ -161,10 +184,10 @@ pub(super) enum TokenCommand {
         #[arg(long, value_parser = parse_role)]
         role: Role,
         /// A name for the token's holder (its `sub`), e.g. "laptop" or "backup-script".
-        #[arg(long)]
+        #[arg(long, value_parser = parse_name)]
         name: String,
         /// Lifetime, e.g. 30d, 12h; without it the token does not expire.
-        #[arg(long, value_parser = parse_ttl)]
+        #[arg(long, value_parser = parse_token_ttl)]
         ttl: Option<std::time::Duration>,
         /// The tabs the token covers: `all` (the default), `managed` (everything under mcp/),
         /// or a comma-separated list of external tab names and managed subtrees written
@@ -185,10 +208,74 @@ pub(super) enum TokenCommand {
     Revoke {
         #[command(flatten)]
         common: Common,
+        /// A token id or name as `token list` shows it, e.g. `laptop`.
+        #[arg(value_name = "ID_OR_NAME")]
         id_or_name: String,
     },
 }
 
 fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| format!("role must be 'read' or 'write', not '{s}'"))
+}
+
+/// A holder's name: something `token list` and `token revoke NAME` can show and find.
+fn parse_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("a token needs a name (e.g. --name laptop)".into());
+    }
+    Ok(s.to_owned())
+}
+
+/// A lifetime a token can be used in: 0 would be expired when issued.
+fn parse_token_ttl(s: &str) -> Result<std::time::Duration, String> {
+    let ttl = parse_ttl(s)?;
+    if ttl.as_secs() == 0 {
+        return Err(format!(
+            "'{s}' is no lifetime: the token would be expired when issued (leave --ttl out for one that never expires)"
+        ));
+    }
+    Ok(ttl)
+}
+
+/// An audit entry's number, as `audit` prints it (`#12`) or bare (`12`).
+fn parse_audit_id(s: &str) -> Result<i64, String> {
+    s.strip_prefix('#')
+        .unwrap_or(s)
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| format!("'{s}' is not an audit entry number such as #12"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every positional argument of every subcommand says what it takes, with an example.
+    #[test]
+    fn positionals_have_examples() {
+        fn walk(cmd: &clap::Command, path: &str, seen: &mut usize) {
+            for arg in cmd.get_positionals() {
+                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                assert!(help.contains("e.g."), "{path} <{}>: {help:?}", arg.get_id());
+                *seen += 1;
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), seen);
+            }
+        }
+        let mut seen = 0;
+        walk(&Cli::command(), "copyq-mcp", &mut seen);
+        assert!(seen >= 4, "only {seen} positional arguments found");
+    }
+
+    #[test]
+    fn audit_ids_as_printed() {
+        assert_eq!(parse_audit_id("#12"), Ok(12));
+        assert_eq!(parse_audit_id("12"), Ok(12));
+        for bad in ["#", "##1", "#-1", "0", "x"] {
+            assert!(parse_audit_id(bad).is_err(), "{bad}");
+        }
+    }
 }

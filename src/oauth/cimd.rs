@@ -6,8 +6,10 @@
 //! way into the owner's network (SSRF): https only; every address the name resolves to must be
 //! public (no loopback, private, link-local, CGNAT, multicast or mapped forms of them), checked
 //! in the resolver itself, so the address connected to is the one checked; IP literals likewise;
-//! redirects only to the same host and port, at most 3; a size cap, a timeout; no proxy. Documents are
-//! cached as long as their `Cache-Control` allows (5 min without one, a day at most).
+//! redirects only to the same host and port, at most 3; a size cap, a timeout. Through the owner's
+//! proxy (`HTTPS_PROXY`, `NO_PROXY`) what is checked differs: see [`proxy`]. Documents are cached as
+//! long as their `Cache-Control` allows (5 min without one, a day at most). A failure names its
+//! cause and what the owner can do ([`cause`]).
 //!
 //! A document is accepted only when its `client_id` is exactly its URL, it lists redirect URIs,
 //! and it asks for no client secret; the authorize request's redirect URI must be one of them
@@ -26,7 +28,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use url::{Host, Url};
 
+mod cause;
 mod document;
+mod proxy;
 mod public;
 use document::{cache_ttl, document_url, parse};
 use public::{PublicOnly, is_public};
@@ -54,9 +58,15 @@ pub enum CimdError {
     /// The client id is not a URL a document may live at.
     #[error("client_id is not a valid metadata document URL: {0}")]
     BadUrl(&'static str),
-    /// The fetch failed or was refused (address, redirect, size, time, status).
+    /// The fetch was answered but refused (redirect, size, status).
     #[error("the client's metadata document could not be fetched: {0}")]
     Fetch(String),
+    /// No answer came: DNS, connection, TLS, the proxy, or time.
+    #[error("the client's metadata document could not be fetched: {0}")]
+    Unreachable(String),
+    /// Its host's address is not public.
+    #[error("the client's metadata document could not be fetched: {0}")]
+    NotPublic(String),
     /// The document is not a valid description of this client.
     #[error("the client's metadata document is not valid: {0}")]
     Invalid(String),
@@ -72,6 +82,8 @@ type Https = hyper_rustls::HttpsConnector<HttpConnector<PublicOnly>>;
 /// The fetcher and its cache.
 pub struct Fetcher {
     http: Client<Https, Empty<Bytes>>,
+    tls: rustls::ClientConfig,
+    proxies: proxy::Proxies,
     allow_private: bool,
     cache: Mutex<HashMap<String, (Document, Instant)>>,
 }
@@ -102,12 +114,14 @@ impl Fetcher {
         http.enforce_http(false);
         http.set_connect_timeout(Some(FETCH_TIMEOUT));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
+            .with_tls_config(tls.clone())
             .https_only()
             .enable_http1()
             .wrap_connector(http);
         Ok(Self {
             http: Client::builder(TokioExecutor::new()).build(https),
+            tls,
+            proxies: proxy::Proxies::from_env(),
             allow_private: options.allow_private,
             cache: Mutex::new(HashMap::new()),
         })
@@ -121,7 +135,7 @@ impl Fetcher {
         }
         let (body, ttl) = tokio::time::timeout(FETCH_TIMEOUT, self.fetch(url.clone()))
             .await
-            .map_err(|_| CimdError::Fetch("it took too long".into()))??;
+            .map_err(|_| CimdError::Unreachable("it took too long (5 s)".into()))??;
         let doc = parse(&url, &body)?;
         if let Some(ttl) = ttl {
             let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -151,7 +165,7 @@ impl Fetcher {
         if self.allow_private || is_public(ip) {
             Ok(())
         } else {
-            Err(CimdError::Fetch("its address is not public".into()))
+            Err(CimdError::NotPublic("its address is not public".into()))
         }
     }
 
@@ -171,9 +185,19 @@ impl Fetcher {
                 )
                 .body(Empty::<Bytes>::new())
                 .map_err(|_| fetch_err("bad request"))?;
-            let res = self.http.request(req).await.map_err(|e| {
-                tracing::debug!(error = %e, "metadata document fetch failed");
-                fetch_err("cannot connect to a public address of its host over https")
+            let route = self
+                .proxies
+                .route(&url, &self.tls, self.allow_private, FETCH_TIMEOUT)?;
+            let (res, proxy) = match route {
+                Some(r) => (r.client.request(req).await, Some(r.proxy)),
+                None => (self.http.request(req).await, None),
+            };
+            let res = res.map_err(|e| {
+                let host = match url.port() {
+                    Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+                    None => url.host_str().unwrap_or_default().to_owned(),
+                };
+                cause::connect_failure(&e, &host, proxy.as_deref())
             })?;
             let status = res.status();
             if status.is_redirection() {

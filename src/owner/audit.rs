@@ -4,6 +4,7 @@
 use std::time::UNIX_EPOCH;
 
 use super::{open, when};
+use crate::cli::out::outln;
 use crate::config::Settings;
 use crate::store::{Store, now};
 
@@ -40,7 +41,7 @@ pub fn show_audit(settings: &Settings, since: Option<&str>, limit: usize) -> Res
         } else {
             format!("  {}: {}", e.outcome.to_uppercase(), e.note)
         };
-        println!(
+        outln!(
             "#{:<5} {}  {} ({})  {:<10} {}{index}{target}  {}{outcome}{restorable}",
             e.id,
             when(Some(e.at)),
@@ -62,6 +63,12 @@ pub async fn restore(settings: &Settings, id: i64) -> Result<(), String> {
         .audit_entry(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no audit entry #{id}"))?;
+    if let Some(done) = already_restored(&store, id)? {
+        return Err(format!(
+            "audit entry #{id} was already restored (audit entry #{done}); restoring it again \
+             would put the same items back twice"
+        ));
+    }
     if entry.previous.iter().all(|(_, items)| items.is_empty()) {
         return Err(format!(
             "audit entry #{id} ({}) replaced nothing; there is nothing to restore",
@@ -160,6 +167,18 @@ async fn remove_copies(
         }
     }
     Ok(removed)
+}
+
+/// The restore entry that already put back entry `id`, if any (restores are audited with
+/// `from:#ID|...`).
+fn already_restored(store: &Store, id: i64) -> Result<Option<i64>, String> {
+    let mark = format!("from:#{id}|");
+    Ok(store
+        .audit_since(0, usize::MAX)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|e| e.mode == "restore" && e.detail.starts_with(&mark))
+        .map(|e| e.id))
 }
 
 /// A restore is audited too.

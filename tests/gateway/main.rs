@@ -14,5 +14,6 @@ mod doctor;
 mod hardening;
 mod idle;
 mod lan;
+mod sharp_edges;
 mod socket_protocol;
 mod tls;

@@ -12,6 +12,7 @@ mod cors;
 mod crowd;
 mod scopes;
 mod state;
+mod unreachable;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -77,14 +77,11 @@ async fn document_client(
             message: "Too many new apps were connected from your address. Wait an hour, then start again from the app.".into(),
         });
     }
-    let doc = s.documents.resolve(client_id).await.map_err(|e| {
-        let error = crate::logging::field(&e.to_string());
-        tracing::warn!(%error, "authorize: client metadata document refused");
-        HttpError::cannot_connect(
-            StatusCode::BAD_REQUEST,
-            format!("{e}. The app cannot connect this way; tell its developers."),
-        )
-    })?;
+    let doc = s
+        .documents
+        .resolve(client_id)
+        .await
+        .map_err(|e| document_refused(client_id, &e))?;
     let label = ClientLabel::Verified {
         host: doc.host.clone(),
     };
@@ -109,6 +106,27 @@ async fn document_client(
         created: now(),
     };
     Ok((client, label, (!known).then_some(doc.redirect_uris)))
+}
+
+/// A metadata document that could not be used, told to the owner on the page and in the log:
+/// which URL, why, and what to do.
+fn document_refused(client_id: &str, e: &super::super::cimd::CimdError) -> HttpError {
+    let url = crate::logging::field(client_id);
+    let cause = crate::logging::field(&e.to_string());
+    tracing::warn!(url = %url, cause = %cause, remedy = e.remedy(), "authorize: client metadata document refused");
+    let said = e.to_string();
+    HttpError::cannot_connect(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "{}{} (its URL: {url}). What the owner can do: {}.",
+            said.chars()
+                .next()
+                .map(|c| c.to_uppercase().to_string())
+                .unwrap_or_default(),
+            said.chars().skip(1).collect::<String>(),
+            e.remedy()
+        ),
+    )
 }
 
 /// The redirect URI of the request: one the client registered (a loopback one on any port), or
