@@ -18,7 +18,10 @@ note and tags). scope: mcp (managed tabs under mcp/, addressed relative to it: i
 external (other tabs, by exact name), all. Replies are pipe-separated lines; failures are error|CODE|message.";
 const WRITE_DESCRIPTION: &str = "Change managed tabs (mcp/info, mcp/заметки, mcp/workspace/...). Modes: add, \
 update, delete, move, tab_create, tab_delete; intent=preview shows the effect without changing anything. \
-New items go to index 0 and indices shift. External tabs are read-only.";
+New items go to index 0 and indices shift. External tabs are read-only. An item shown with \
+[redacted:KIND] masks is edited as shown: a substitute whose match touches a mask, a new value that repeats \
+one, or an edit that would unmask a secret is refused with PERMISSION_DENIED, and a password manager's item \
+can be deleted or moved, not edited.";
 const VALIDATE_DESCRIPTION: &str = "Check an mcp_read or mcp_write call without running it: parameters, tab \
 existence, index bounds, and the estimated size of the reply.";
 
@@ -35,7 +38,7 @@ fn read_schema() -> Value {
         "properties": {
             "mode": {"type": "string", "enum": ["tree", "list", "item", "search"]},
             "scope": {"type": "string", "enum": ["mcp", "all", "external"], "default": "mcp"},
-            "tab": {"type": "string", "description": "Tab path: relative for managed tabs (info, workspace/p1), the exact name for external ones. Required for list and item."},
+            "tab": {"type": "string", "description": "Tab path: relative for managed tabs (info, workspace/p1), the exact name for external ones. Required for list and item. An external tab whose name is shown masked ([redacted:KIND]) cannot be named: read it through tree or search."},
             "index": {"type": "integer", "description": "Item index, 0 is the newest. Required for item."},
             "query": {"type": "string", "description": "Case-insensitive regular expression. Required for search."},
             "search_in": {"type": "string", "enum": ["text", "note", "tags", "all"], "default": "all"},
@@ -65,7 +68,7 @@ fn write_schema() -> Value {
             "note": {"type": "string"},
             "field": {"type": "string", "enum": ["text", "tags", "note"]},
             "edit_mode": {"type": "string", "enum": ["replace", "append", "prepend", "substitute", "remove"], "default": "replace"},
-            "match": {"type": "string", "description": "Text to replace. Required for edit_mode=substitute."},
+            "match": {"type": "string", "description": "Text to replace. Required for edit_mode=substitute. Matched in the text as mcp_read shows it; a match touching a [redacted:KIND] mask is refused (PERMISSION_DENIED)."},
             "to_tab": {"type": "string", "description": "Target tab. Required for move."},
             "path": {"type": "string", "description": "Sub-tab under workspace/. Required for tab_create and tab_delete."},
             "expected_version": {"type": "string", "description": "update, delete, move: the version mcp_read with_version showed; refused if the item at index is no longer that one."}

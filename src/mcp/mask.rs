@@ -43,9 +43,10 @@ impl View {
             return plain;
         };
         // The remembered answer first: most texts hold no secret, and their spans are not needed.
-        if let Cow::Borrowed(_) = r.redact_remembered(raw) {
-            return plain;
-        }
+        let masked = match r.redact_remembered(raw) {
+            Cow::Borrowed(_) => return plain,
+            Cow::Owned(m) => m,
+        };
         let mut shown = String::with_capacity(raw.len());
         let mut masks = Vec::new();
         let mut at = 0;
@@ -62,6 +63,17 @@ impl View {
             at = s.end;
         }
         shown.push_str(&raw[at..]);
+        if shown != masked {
+            // Built as the redactor builds its masks; should that ever differ, the whole text is
+            // one mask, so that every edit of it is refused rather than made on a wrong map.
+            return Self {
+                masks: vec![Mask {
+                    raw: 0..raw.len(),
+                    shown: 0..masked.len(),
+                }],
+                shown: masked,
+            };
+        }
         Self { shown, masks }
     }
 

@@ -52,9 +52,14 @@ pub(super) fn edited_seen(
     };
     let repeats = || {
         denied(format!(
-            "holds redacted text, and the new {} repeats a [redacted:...] mask of it: written back, the mask would \
+            "holds redacted text, and the new {} {} a [redacted:...] mask of it: written back, the mask would \
              replace the secret. Edit the text around it with edit_mode=substitute, or give a value without the mask",
-            field.name()
+            field.name(),
+            if field == Field::Tags {
+                "repeat"
+            } else {
+                "repeats"
+            }
         ))
     };
     match (field, value) {
@@ -135,5 +140,86 @@ fn tag_edit(raw: &[String], views: &[View], edit: EditMode, list: &[String]) -> 
             .filter(|&i| !list.iter().any(|t| t == shown(i)))
             .map(|i| raw[i].clone())
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::auth::{Principal, Role};
+    use crate::backend::{Backend, Item, MemoryBackend, ReadRequest, TabSelector};
+    use crate::clipboard::{Coverage, Roots};
+    use crate::mcp::ToolState;
+    use crate::privacy::{Privacy, Redact};
+
+    const KEY: &str = "AKIAQYLPMN5HTIQR7WDE";
+
+    fn tools() -> (Arc<ToolState>, MemoryBackend) {
+        let mut vault = Item::new("hunter2", &["pw"], "");
+        vault.secret = true;
+        let mem = MemoryBackend::with_tabs(vec![(
+            "mcp/info".into(),
+            vec![Item::new("x", &["plain", &format!("k {KEY}")], ""), vault],
+        )]);
+        let state = ToolState::new(Backend::Memory(mem.clone()), Roots::default())
+            .with_privacy(Privacy::new(Redact::All, &[]).expect("rules"));
+        (Arc::new(state), mem)
+    }
+
+    async fn write(tools: &Arc<ToolState>, args: serde_json::Value) -> String {
+        let who = Principal {
+            subject: "w".into(),
+            role: Role::Write,
+            token_id: "j".into(),
+            grant: None,
+            tabs: Coverage::All,
+        };
+        super::super::call(tools, &who, args.as_object().expect("object"))
+            .await
+            .unwrap_or_else(|e| e.line())
+    }
+
+    fn tags(mem: &MemoryBackend) -> Vec<String> {
+        let req = ReadRequest {
+            tabs: TabSelector::Names {
+                names: vec!["mcp/info".into()],
+            },
+            skip: 0,
+            limit: Some(1),
+            preview: None,
+        };
+        mem.read(&req).expect("read").pages[0].items[0].tags.clone()
+    }
+
+    #[tokio::test]
+    async fn tags_are_edited_as_shown() {
+        let (t, mem) = tools();
+        let edit = |mode: &str, list: &[&str]| json!({"mode": "update", "tab": "info", "index": 0, "field": "tags", "edit_mode": mode, "tags": list});
+        // Removing a guess of the masked tag changes nothing: only tags as shown are taken.
+        write(&t, edit("remove", &[&format!("k {KEY}")])).await;
+        write(&t, edit("append", &["new", "plain"])).await;
+        assert_eq!(tags(&mem), ["plain", &format!("k {KEY}"), "new"]);
+        write(&t, edit("remove", &["plain"])).await;
+        assert_eq!(tags(&mem), [&format!("k {KEY}"), "new"]);
+        assert_eq!(
+            write(&t, edit("replace", &["k [redacted:aws-access-token]"])).await,
+            "error|PERMISSION_DENIED|Item 0 of 'info' holds redacted text, and the new tags repeat a [redacted:...] \
+             mask of it: written back, the mask would replace the secret. Edit the text around it with \
+             edit_mode=substitute, or give a value without the mask; nothing was changed"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_password_managers_item_is_not_edited() {
+        let (t, _) = tools();
+        let got = write(&t, json!({"mode": "update", "tab": "info", "index": 1, "field": "text", "edit_mode": "substitute", "match": "hunter", "text": "x"})).await;
+        assert_eq!(
+            got,
+            "error|PERMISSION_DENIED|Item 1 of 'info' came from a password manager and is hidden whole: it can be \
+             deleted or moved, not edited; nothing was changed"
+        );
     }
 }

@@ -19,17 +19,24 @@ async fn a_scoped_token_never_makes_copyq_read_tabs_it_does_not_cover() {
         .expect("seed");
     c.seed("unseen-by-scoped", &items(&["the owner's own history"]))
         .expect("seed");
-    for (mode, args) in [
+    let reads = [
         (
             "search",
             json!({"mode": "search", "query": "history", "scope": "all"}),
         ),
         ("tree", json!({"mode": "tree", "scope": "all"})),
-    ] {
+    ];
+    // The CLI backend's `copyq eval` runs its script in the client, which asks CopyQ through the
+    // same socket, tab by tab.
+    for ((mode, args), backend) in reads
+        .iter()
+        .flat_map(|r| super::BACKENDS.map(|b| (r.clone(), b)))
+    {
+        let mode = format!("{mode} ({backend})");
         let proxy = watching("unseen-by-scoped");
         let gw = gateway_with(c, |s| {
             proxy.configure(s);
-            s.copyq.backend = copyq_mcp::config::BackendKind::Socket;
+            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("backend");
         })
         .await;
         let scoped = client(&gw.url, &token_covering(&gw, Role::Read, &["mcp/scoped"])).await;
