@@ -1,15 +1,17 @@
 //! The rules a clipboard needs beside gitleaks' (which scans files for keys in code): each names
-//! the gitleaks rule it widens, where there is one. All go through one `RegexSet` pass first, so
-//! only the rules with a candidate in a text run on it. They are byte regexes with ASCII classes
+//! the gitleaks rule it widens, where there is one. Each has a gate ([`Gate`]): one Aho-Corasick
+//! pass over all the rules' words and one byte loop over the text's shapes open the gates, and
+//! only the rules whose gate opened run their regex on it. They are byte regexes with ASCII classes
 //! (as gitleaks' RE2 ones are): a Unicode `\b` would make the DFA give up on any non-ASCII text,
 //! 20 times slower on a Cyrillic clipboard. The owner's patterns keep Unicode, in a set of their
 //! own that exists only when there are any.
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use base64::Engine;
-use regex::bytes::{Captures, Match, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use regex::bytes::{Captures, Match, Regex, RegexBuilder};
 
-use super::entropy::is_random_token;
-use super::rule::Rule;
+use super::entropy::{MIN_TOKEN, is_random_token};
+use super::rule::{Gate, Rule, Shapes};
 use super::{PatternError, Span, context, numbers, passwords};
 
 /// The rules of this file; [`super::passwords`] and [`super::context`] add theirs to the set.
@@ -23,6 +25,7 @@ const OWN: &[Rule] = &[
             let whole = caps.get(0)?;
             Some((whole.start(), private_key_end(text, whole.end())))
         },
+        Gate::Words(&["-----BEGIN"]),
     ),
     // gitleaks `jwt` wants a third part: a preview may have cut the signature off.
     Rule::new(
@@ -30,6 +33,7 @@ const OWN: &[Rule] = &[
         "jwt",
         2,
         |caps, _| group(caps).map(|g| (g.start(), g.end())),
+        Gate::Words(&["eyJ"]),
     ),
     // gitleaks `curl-auth-header` is for curl command lines; a header anywhere.
     Rule::new(
@@ -37,18 +41,21 @@ const OWN: &[Rule] = &[
         "authorization",
         2,
         |caps, _| judged(caps, |g| g.iter().any(|b| !b.is_ascii_alphabetic())),
+        Gate::Words(&["authorization"]),
     ),
     Rule::new(
         r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)",
         "authorization",
         2,
         |caps, _| judged(caps, |g| g.iter().any(u8::is_ascii_digit)),
+        Gate::Words(&["bearer"]),
     ),
     Rule::new(
         r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})",
         "authorization",
         2,
         |caps, _| judged(caps, basic_credentials),
+        Gate::Words(&["basic"]),
     ),
     // gitleaks has no rule for `scheme://user:password@host`; the user may be empty
     // (`redis://:pw@host`).
@@ -57,13 +64,20 @@ const OWN: &[Rule] = &[
         "url-credentials",
         2,
         |caps, _| group(caps).map(|g| (g.start(), g.end())),
+        Gate::Words(&["://"]),
     ),
     // Payment card numbers: 13 to 19 digits, spaces or dashes between, checked in `numbers`.
-    Rule::new(r"\b(?:\d[ -]?){12,18}\d\b", "card", 2, |caps, text| {
-        let g = caps.get(0)?;
-        let before = text.get(..g.start()).unwrap_or_default();
-        numbers::is_card(ascii(g.as_bytes()), before).then_some((g.start(), g.end()))
-    }),
+    Rule::new(
+        r"\b(?:\d[ -]?){12,18}\d\b",
+        "card",
+        2,
+        |caps, text| {
+            let g = caps.get(0)?;
+            let before = text.get(..g.start()).unwrap_or_default();
+            numbers::is_card(ascii(g.as_bytes()), before).then_some((g.start(), g.end()))
+        },
+        Gate::DigitRun(13),
+    ),
     // IBANs: a country, two check digits, the account; checked in `numbers`.
     Rule::new(
         r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,32}",
@@ -73,6 +87,7 @@ const OWN: &[Rule] = &[
             let g = caps.get(0)?;
             numbers::iban_len(ascii(g.as_bytes())).map(|n| (g.start(), g.start() + n))
         },
+        Gate::IbanStart,
     ),
     // Long runs of token characters, judged by `entropy::is_random_token`.
     Rule::new(
@@ -84,6 +99,7 @@ const OWN: &[Rule] = &[
             let before = text.get(..g.start()).unwrap_or_default();
             is_random_token(ascii(g.as_bytes()), before).then_some((g.start(), g.end()))
         },
+        Gate::TokenRun(MIN_TOKEN),
     ),
 ];
 
@@ -91,8 +107,10 @@ const CUSTOM: &str = "custom";
 
 pub struct Builtin {
     rules: Vec<&'static Rule>,
-    set: RegexSet,
     regexes: Vec<Regex>,
+    /// Every rule's gate words, and for each word the rules it opens.
+    words: AhoCorasick,
+    word_rules: Vec<Vec<usize>>,
     custom: Option<(regex::RegexSet, Vec<regex::Regex>)>,
 }
 
@@ -118,15 +136,31 @@ impl Builtin {
             .chain(passwords::RULES)
             .chain(context::RULES)
             .collect();
-        let ours = rules.iter().map(|r| r.pattern);
-        let set = RegexSetBuilder::new(ours.clone())
-            .unicode(false)
-            .build()
-            .map_err(bad)?;
-        let regexes = ours
-            .map(|p| RegexBuilder::new(p).unicode(false).build())
+        let regexes = rules
+            .iter()
+            .map(|r| RegexBuilder::new(r.pattern).unicode(false).build())
             .collect::<Result<_, _>>()
             .map_err(bad)?;
+        let mut words: Vec<&str> = Vec::new();
+        let mut word_rules: Vec<Vec<usize>> = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            let Gate::Words(ws) = r.gate else { continue };
+            for w in ws {
+                match words.iter().position(|x| x.eq_ignore_ascii_case(w)) {
+                    Some(at) => word_rules[at].push(i),
+                    None => {
+                        words.push(w);
+                        word_rules.push(vec![i]);
+                    }
+                }
+            }
+        }
+        // A DFA, built now: the first request pays nothing more than the thousandth.
+        let words = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&words)
+            .map_err(|e| PatternError::Rules(e.to_string()))?;
         let custom = if patterns.is_empty() {
             None
         } else {
@@ -136,21 +170,28 @@ impl Builtin {
         };
         Ok(Self {
             rules,
-            set,
             regexes,
+            words,
+            word_rules,
             custom,
         })
     }
 
+    /// The rules whose gate `text` opens.
+    fn open(&self, bytes: &[u8]) -> Vec<usize> {
+        let shapes = Shapes::of(bytes);
+        let mut on: Vec<bool> = self.rules.iter().map(|r| shapes.open(r.gate)).collect();
+        for m in self.words.find_overlapping_iter(bytes) {
+            for &r in &self.word_rules[m.pattern().as_usize()] {
+                on[r] = true;
+            }
+        }
+        (0..on.len()).filter(|&i| on[i]).collect()
+    }
+
     pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
-        // Most texts have no candidate: `is_match` says so without building the set of matches.
-        let hits = if self.set.is_match(bytes) {
-            self.set.matches(bytes).into_iter().collect()
-        } else {
-            Vec::new()
-        };
-        for i in hits {
+        for i in self.open(bytes) {
             let rule = self.rules[i];
             for caps in self.regexes[i].captures_iter(bytes) {
                 if let Some((start, end)) = (rule.judge)(&caps, text) {

@@ -5,7 +5,7 @@
 use regex::bytes::Captures;
 
 use super::passwords::placeholder;
-use super::rule::Rule;
+use super::rule::{Gate, Rule};
 
 pub const RULES: &[Rule] = &[
     // "Your code is 482913", "Verification code: 4829", "Security code 1234 for PayPal".
@@ -14,6 +14,7 @@ pub const RULES: &[Rule] = &[
         "otp",
         2,
         otp,
+        Gate::Words(&["code", "otp", "pin"]),
     ),
     // "482913 is your verification code", "G-482913 is your Google code", "Use 48291 to log in".
     Rule::new(
@@ -21,6 +22,7 @@ pub const RULES: &[Rule] = &[
         "otp",
         2,
         otp,
+        Gate::Words(&["code", "otp", "pin", "password", "use"]),
     ),
     // "Код: 4829", "Ваш код для входа: 4829", "Никому не говорите код 4829", "4829 — код для входа".
     Rule::new(
@@ -28,6 +30,7 @@ pub const RULES: &[Rule] = &[
         "otp",
         2,
         otp,
+        Gate::Words(&["Код", "код", "КОД", "пароль", "Пароль"]),
     ),
     // Session cookies: Django `sessionid`, Rails `_app_session`, Express `connect.sid`, PHP, Java.
     Rule::new(
@@ -35,6 +38,15 @@ pub const RULES: &[Rule] = &[
         "session-cookie",
         2,
         value,
+        Gate::Words(&[
+            "session",
+            "sid",
+            "__secure-",
+            "__host-",
+            "remember_",
+            "_gh_sess",
+            "auth_token",
+        ]),
     ),
     // URL parameters that carry a credential: Azure SAS and S3/GCS signatures, tokens, keys.
     Rule::new(
@@ -42,6 +54,15 @@ pub const RULES: &[Rule] = &[
         "url-secret",
         2,
         value,
+        Gate::Words(&[
+            "sig",
+            "signature",
+            "token",
+            "secret",
+            "key",
+            "auth",
+            "passw",
+        ]),
     ),
     // WireGuard `PrivateKey = ` / `PresharedKey = ` (base64 of 32 bytes).
     Rule::new(
@@ -49,6 +70,7 @@ pub const RULES: &[Rule] = &[
         "wireguard-key",
         2,
         value,
+        Gate::Words(&["privatekey", "presharedkey"]),
     ),
 ];
 

@@ -5,10 +5,12 @@
 
 use regex::bytes::{Captures, Match};
 
-use super::rule::Rule;
+use super::rule::{Gate, Rule};
 use super::words::{NOT_A_PASSWORD, PROSE, WORDS_FOR_NONE};
 
 const KIND: &str = "password";
+/// Every key or flag naming a password holds one of these.
+const PASS: &[&str] = &["pass", "pwd"];
 
 pub const RULES: &[Rule] = &[
     // `DB_PASSWORD=x`, `password: x`, `"dbPassword": "x"`, `$cfg['db_pass'] = 'x'`, `-passout pass:x`.
@@ -17,6 +19,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         key_value,
+        Gate::Words(PASS),
     ),
     // Kubernetes `- name: DB_PASSWORD` with `value: x` on the next line.
     Rule::new(
@@ -24,6 +27,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&["pass", "pwd", "secret", "token"]),
     ),
     // A password flag: `--password x`, `--password=x`, `--db-pass 'x'`.
     Rule::new(
@@ -31,6 +35,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(PASS),
     ),
     // `mysql -pSECRET` (attached: `-p` alone prompts).
     Rule::new(
@@ -38,6 +43,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&["mysql", "mariadb"]),
     ),
     // Commands whose `-p` (or `-a`, `-w`, `-P`) is the password.
     Rule::new(
@@ -45,6 +51,15 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&[
+            "sshpass",
+            "login",
+            "mongo",
+            "redis-cli",
+            "ldap",
+            "sqlcmd",
+            "bcp",
+        ]),
     ),
     // `curl -u user:pw`, `smbclient -U user%pw`.
     Rule::new(
@@ -52,6 +67,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&["-u", "--user", "--proxy-user", "-U"]),
     ),
     // `htpasswd -b file user pw`, `rabbitmqctl add_user user pw`, `-passin pass:pw`.
     Rule::new(
@@ -59,6 +75,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&["htpasswd", "rabbitmqctl", "pass"]),
     ),
     // `.netrc`: `machine host login user password pw`.
     Rule::new(
@@ -66,6 +83,7 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&["password"]),
     ),
     // Chat and notes: `password: x`, `the password is x`, `Пароль от wifi — x`, `пароль x`.
     Rule::new(
@@ -73,6 +91,16 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         chat,
+        Gate::Words(&[
+            "pass",
+            "pwd",
+            "pw",
+            "парол",
+            "Парол",
+            "ПАРОЛ",
+            "пасс",
+            "Пасс",
+        ]),
     ),
     // `логин/пароль: ivan / pw`, `creds for staging: ivan / pw`.
     Rule::new(
@@ -80,6 +108,15 @@ pub const RULES: &[Rule] = &[
         KIND,
         2,
         plain_value,
+        Gate::Words(&[
+            "login",
+            "логин",
+            "Логин",
+            "user",
+            "creds",
+            "credentials",
+            "доступ",
+        ]),
     ),
 ];
 
