@@ -4,18 +4,28 @@
 //! - [`gitleaks`]: the vendored gitleaks v8.30.1 rule set (provider keys, JWTs, private keys,
 //!   generic `key = value` assignments), behind its keyword prefilter;
 //! - [`builtin`]: what a clipboard needs beyond it: private keys cut off by a preview,
-//!   credentials in `Authorization` headers and URLs, Luhn-checked card numbers, long
-//!   high-entropy tokens ([`entropy`] tells them from hashes, UUIDs, paths and data URIs), and
-//!   the owner's own patterns (kind `custom`), all behind one `RegexSet` pass.
+//!   credentials in `Authorization` headers and URLs, cards and IBANs ([`numbers`] checks their
+//!   checksums), long high-entropy tokens ([`entropy`] tells them from hashes, ids, public keys
+//!   and encoded text), and the owner's own patterns (kind `custom`);
+//! - [`passwords`]: passwords told by where they stand (config keys, command flags, `.netrc`,
+//!   `password:` in chat), and [`context`]: one-time codes, session cookies, signed URLs,
+//!   WireGuard keys. Their rules join `builtin`'s in one `RegexSet` pass.
 //!
 //! A text with no candidate costs one Aho-Corasick pass and one `RegexSet` pass, and comes back
 //! borrowed, unchanged.
 
 mod builtin;
+mod context;
+#[cfg(test)]
+mod corpus;
 mod entropy;
 mod gitleaks;
+mod numbers;
+mod passwords;
+mod rule;
 #[cfg(test)]
 mod tests;
+mod words;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
