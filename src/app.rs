@@ -147,6 +147,7 @@ impl Application {
         backend: Backend,
     ) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
+        store.set_audit_max_bytes(settings.audit.max_bytes);
         let tls = tls_for(settings).await?;
         let (listener, public) = listen(settings).await?;
         let tokens = Arc::new(tokens_for(settings, &public, &store)?);

@@ -7,6 +7,9 @@
 
 mod support;
 
+#[path = "soak/crowd.rs"]
+mod crowd;
+
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, RwLock};

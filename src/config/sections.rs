@@ -23,6 +23,8 @@ pub struct AuditSettings {
     /// How long audit entries are kept; `None` ("forever", or empty): for ever.
     #[serde(deserialize_with = "keep")]
     pub keep: Option<Duration>,
+    /// The audit log's size at most, in bytes (0: no cap); past it the oldest entries go.
+    pub max_bytes: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -3,15 +3,26 @@
 //!
 //! [`Guesses`] shapes the checks so that they cannot be raced or turned against the owner: a try
 //! is counted as wrong *before* its hash is computed (32 parallel guesses get 5 checks, not 32);
-//! few hashes run at once (each Argon2 check holds ~19 MiB); and the backoff is kept per client
-//! address and per consent request, never globally, so a stranger's wrong guesses do not lock the
+//! few hashes run at once, in working memory allocated once ([`memory`]); and the backoff is kept
+//! per client address and per consent request, so a stranger's wrong guesses do not lock the
 //! owner out of their own consent page.
+//!
+//! Per-address backoff alone is lifted by whoever can choose their address: behind a tunnel on
+//! 127.0.0.1 (a trusted proxy), any local process names a fresh `X-Forwarded-For` for each guess.
+//! So hashes also have a ceiling an hour, in two buckets: the owner's (requests from 127.0.0.1 or
+//! ::1 themselves, or from an address the passphrase was accepted from) and everyone else's, each
+//! [`HASHES_PER_HOUR`] ([`HASH_BURST`] at once). Strangers using up theirs cannot touch the
+//! owner's; the price is that under a sustained guessing attack a first approval from a new
+//! address waits with the strangers, while the gateway's own machine and known addresses do not.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+mod memory;
+pub use memory::Pool;
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -77,6 +88,10 @@ impl Limiter {
 pub const TRIES_PER_REQUEST: u32 = 5;
 /// Passphrase hashes computed at once: bounds their memory to about 2 x 19 MiB.
 const CONCURRENT_CHECKS: usize = 2;
+/// Passphrase hashes an hour, for the owner and for everyone else (each its own bucket).
+pub const HASHES_PER_HOUR: u32 = 60;
+/// Of which at once.
+pub const HASH_BURST: u32 = 20;
 /// How long a try waits for a free hashing slot before the page says "busy".
 const CHECK_QUEUE_WAIT: Duration = Duration::from_secs(10);
 /// Backoff entries kept at most before forgiven ones are dropped.
@@ -87,6 +102,9 @@ const MAX_KEYS: usize = 10_000;
 pub struct Guesses {
     keys: Mutex<HashMap<String, (Limiter, Instant)>>,
     checks: Arc<Semaphore>,
+    /// The hourly ceiling: keys `owner` and `others`.
+    hourly: crate::limit::RateLimiter,
+    memory: Arc<Pool>,
 }
 
 impl Default for Guesses {
@@ -94,6 +112,8 @@ impl Default for Guesses {
         Self {
             keys: Mutex::new(HashMap::new()),
             checks: Arc::new(Semaphore::new(CONCURRENT_CHECKS)),
+            hourly: crate::limit::RateLimiter::per_hour(HASHES_PER_HOUR, HASH_BURST),
+            memory: Arc::default(),
         }
     }
 }
@@ -105,6 +125,8 @@ pub enum Refused {
     Wait(Duration),
     /// No hashing slot came free in time.
     Busy,
+    /// The hourly ceiling of hashes is reached; wait this long.
+    Ceiling(Duration),
 }
 
 /// A try in progress: counted as wrong until [`Try::succeeded`].
@@ -122,9 +144,15 @@ impl Guesses {
         self.keys.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Start a try for `keys`: refused while any of them backs off; else counted as a failure of
-    /// each at once, then given a hashing slot.
-    pub async fn begin(&self, keys: &[String]) -> Result<Try<'_>, Refused> {
+    /// The working memory the checks share.
+    pub fn memory(&self) -> Arc<Pool> {
+        self.memory.clone()
+    }
+
+    /// Start a try for `keys` (from the owner's address or not): refused while any of them backs
+    /// off or the hourly ceiling is reached; else counted as a failure of each at once, then given
+    /// a hashing slot.
+    pub async fn begin(&self, keys: &[String], owner: bool) -> Result<Try<'_>, Refused> {
         let failures = {
             let now = Instant::now();
             let mut map = self.keys();
@@ -138,6 +166,8 @@ impl Guesses {
             {
                 return Err(Refused::Wait(wait));
             }
+            let bucket = if owner { "owner" } else { "others" };
+            self.hourly.take(bucket, now).map_err(Refused::Ceiling)?;
             keys.iter()
                 .map(|k| {
                     let (l, last) = map.entry(k.clone()).or_insert((Limiter::default(), now));
@@ -218,7 +248,7 @@ mod tests {
         // having finished (as 32 parallel guesses would be).
         let mut running = Vec::new();
         for n in 1..=FREE_TRIES {
-            match g.begin(&keys).await {
+            match g.begin(&keys, false).await {
                 Ok(t) => {
                     assert_eq!(t.failures, n);
                     running.push(t.failures);
@@ -227,9 +257,9 @@ mod tests {
                 Err(e) => panic!("try {n} refused: {e:?}"),
             }
         }
-        assert!(matches!(g.begin(&keys).await, Err(Refused::Wait(_))));
+        assert!(matches!(g.begin(&keys, false).await, Err(Refused::Wait(_))));
         // Another address is not affected.
-        assert!(g.begin(&["ip:192.0.2.2".to_owned()]).await.is_ok());
+        assert!(g.begin(&["ip:192.0.2.2".to_owned()], false).await.is_ok());
     }
 
     #[tokio::test]
@@ -237,17 +267,32 @@ mod tests {
         let g = Guesses::default();
         let owner = ["ip:192.0.2.10".to_owned(), "req:owner".to_owned()];
         for _ in 0..3 {
-            drop(g.begin(&owner).await.unwrap());
+            drop(g.begin(&owner, false).await.unwrap());
         }
-        g.begin(&owner).await.unwrap().succeeded();
-        assert_eq!(g.begin(&owner).await.unwrap().failures, 1);
+        g.begin(&owner, false).await.unwrap().succeeded();
+        assert_eq!(g.begin(&owner, false).await.unwrap().failures, 1);
         // A stranger locking their own address out leaves the owner's keys free.
         let stranger = ["ip:203.0.113.5".to_owned(), "req:stranger".to_owned()];
         for _ in 0..FREE_TRIES {
-            drop(g.begin(&stranger).await.unwrap());
+            drop(g.begin(&stranger, false).await.unwrap());
         }
-        assert!(g.begin(&stranger).await.is_err());
-        assert!(g.begin(&owner).await.is_ok());
+        assert!(g.begin(&stranger, false).await.is_err());
+        assert!(g.begin(&owner, false).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_ceiling_an_hour_that_new_addresses_cannot_lift_and_that_spares_the_owner() {
+        let g = Guesses::default();
+        for i in 0..HASH_BURST {
+            drop(
+                g.begin(&[format!("ip:203.0.113.{i}")], false)
+                    .await
+                    .unwrap(),
+            );
+        }
+        let refused = g.begin(&["ip:198.51.100.1".to_owned()], false).await;
+        assert!(matches!(refused, Err(Refused::Ceiling(_))), "{refused:?}");
+        assert!(g.begin(&["ip:127.0.0.1".to_owned()], true).await.is_ok());
     }
 
     #[tokio::test]
@@ -262,7 +307,11 @@ mod tests {
     async fn futures_hold(g: &Guesses, n: usize) -> Vec<Try<'_>> {
         let mut held = Vec::new();
         for i in 0..n {
-            held.push(g.begin(&[format!("ip:198.51.100.{i}")]).await.unwrap());
+            held.push(
+                g.begin(&[format!("ip:198.51.100.{i}")], false)
+                    .await
+                    .unwrap(),
+            );
         }
         held
     }

@@ -1,6 +1,8 @@
 //! The audit log: every executed write, who made it, and (for deletes and overwrites) what it
 //! replaced, so any agent change can be found and undone. It lives here, never in the regular log:
-//! it holds clipboard contents.
+//! it holds clipboard contents. It is capped at `audit.max_bytes`, oldest entries first, as each
+//! entry is recorded: a write token adding and deleting 1 MiB items again and again grew the
+//! database by ~1.2 GB a minute, which `audit.keep` (pruned hourly) did not bound.
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -35,6 +37,11 @@ pub struct AuditEntry {
 /// The outcome of a write that went as planned.
 pub const DONE: &str = "done";
 
+/// What an entry weighs against `audit.max_bytes`: the bytes of its columns (octet_length reads
+/// only the record header, not the text), and a little for the rest of the row.
+const ENTRY_BYTES: &str = "octet_length(previous) + octet_length(detail) + octet_length(note) \
+     + octet_length(subject) + octet_length(tab) + COALESCE(octet_length(to_tab), 0) + 64";
+
 impl Store {
     pub fn record_audit(&self, e: &AuditEntry) -> Result<i64> {
         let previous = serde_json::to_string(&e.previous)
@@ -46,7 +53,28 @@ impl Store {
             params![now(), e.subject, e.role, e.mode, e.tab, e.to_tab, e.index, e.detail, previous, e.outcome, e.note],
         )
         .map_err(|err| self.err(err))?;
-        Ok(conn.last_insert_rowid())
+        let id = conn.last_insert_rowid();
+        let max = self
+            .audit_max_bytes
+            .load(std::sync::atomic::Ordering::Relaxed);
+        match cap_audit(&conn, max, id) {
+            Ok((0, _)) => {}
+            Ok((removed, bytes)) => tracing::warn!(
+                removed,
+                bytes,
+                max_bytes = max,
+                "the audit log reached audit.max_bytes: its oldest entries were removed"
+            ),
+            // The write is recorded; the cap is tried again with the next one.
+            Err(e) => tracing::warn!(error = %e, "cannot apply audit.max_bytes"),
+        }
+        Ok(id)
+    }
+
+    /// Cap the audit log at `max_bytes` (0: no cap) from the next entry on.
+    pub fn set_audit_max_bytes(&self, max_bytes: u64) {
+        self.audit_max_bytes
+            .store(max_bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Entries at or after `since` (seconds since the epoch), oldest first, at most `limit`.
@@ -122,6 +150,44 @@ impl Store {
     }
 }
 
+/// Past `max_bytes` (0: no cap), remove the oldest entries before `newest` until the log fits:
+/// how many, and their bytes.
+fn cap_audit(
+    conn: &rusqlite::Connection,
+    max_bytes: u64,
+    newest: i64,
+) -> rusqlite::Result<(usize, i64)> {
+    if max_bytes == 0 {
+        return Ok((0, 0));
+    }
+    let total: i64 = conn.query_row(
+        &format!("SELECT COALESCE(SUM({ENTRY_BYTES}), 0) FROM audit"),
+        [],
+        |r| r.get(0),
+    )?;
+    let excess = total.saturating_sub(i64::try_from(max_bytes).unwrap_or(i64::MAX));
+    if excess <= 0 {
+        return Ok((0, 0));
+    }
+    let (mut removed, mut freed, mut last) = (0, 0i64, None);
+    {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT id, {ENTRY_BYTES} FROM audit WHERE id < ?1 ORDER BY id"
+        ))?;
+        let mut rows = stmt.query(params![newest])?;
+        while freed < excess {
+            let Some(row) = rows.next()? else { break };
+            last = Some(row.get::<_, i64>(0)?);
+            freed += row.get::<_, i64>(1)?;
+            removed += 1;
+        }
+    }
+    if let Some(last) = last {
+        conn.execute("DELETE FROM audit WHERE id <= ?1", params![last])?;
+    }
+    Ok((removed, freed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +248,44 @@ mod tests {
         drop(s);
         // Opening again does not add them twice.
         Store::open(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn the_log_is_capped_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        s.set_audit_max_bytes(100_000);
+        let entry = |n: usize| AuditEntry {
+            id: 0,
+            at: 0,
+            subject: "agent".into(),
+            role: "write".into(),
+            mode: "delete".into(),
+            tab: "mcp/info".into(),
+            to_tab: None,
+            index: Some(0),
+            detail: format!("n:{n}"),
+            previous: vec![(
+                "mcp/info".into(),
+                vec![Item::new(&"x".repeat(10_000), &[], "")],
+            )],
+            outcome: DONE.into(),
+            note: String::new(),
+        };
+        let ids: Vec<i64> = (0..30)
+            .map(|n| s.record_audit(&entry(n)).unwrap())
+            .collect();
+        let kept = s.audit_since(0, 1000).unwrap();
+        assert!((8..=10).contains(&kept.len()), "{} kept", kept.len());
+        let newest: Vec<i64> = ids[ids.len() - kept.len()..].to_vec();
+        let mut got: Vec<i64> = kept.iter().map(|e| e.id).collect();
+        got.sort();
+        assert_eq!(got, newest, "the newest are kept");
+        // No cap: nothing goes.
+        s.set_audit_max_bytes(0);
+        for n in 0..5 {
+            s.record_audit(&entry(n)).unwrap();
+        }
+        assert_eq!(s.audit_since(0, 1000).unwrap().len(), kept.len() + 5);
     }
 }

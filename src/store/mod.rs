@@ -89,6 +89,8 @@ pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
     epoch: crate::auth::Epoch,
+    /// `audit.max_bytes` (0: no cap), applied as each entry is recorded (audit.rs).
+    audit_max_bytes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -235,6 +237,7 @@ impl Store {
             conn: Mutex::new(conn),
             path,
             epoch,
+            audit_max_bytes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

@@ -128,3 +128,39 @@ async fn one_address_holds_a_small_share_of_unapproved_clients() {
     code_for(&gw, client_id, "read").await;
     assert_eq!(register_from(&gw, "203.0.113.5").await.status(), 201);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotating_forwarded_addresses_cannot_lift_the_hourly_ceiling_of_guesses() {
+    let gw = proxied(|_| {}).await;
+    let app = public_client(&gw).await;
+    // A local process behind the trusted proxy names a new address for every guess.
+    let mut statuses = Vec::new();
+    for a in 0..21 {
+        let from = format!("203.0.113.{a}");
+        let (_, html, cookie) = open_from(&gw, &from, &app).await;
+        let (status, page) = guess_from(&gw, &from, &html, &cookie, "wrong guess").await;
+        statuses.push(status);
+        if status == 429 {
+            assert!(
+                page.contains("The gateway has checked too many passphrases this hour."),
+                "{page}"
+            );
+        }
+    }
+    assert_eq!(statuses[..20], [401; 20]);
+    assert_eq!(statuses[20], 429, "the 21st hash of the hour");
+    // The owner, on the gateway's machine, has a budget of its own.
+    let ch = challenge(VERIFIER);
+    let (status, html, cookie, _) = authorize(&gw, &auth_params(&app, &ch)).await;
+    assert_eq!(status, 200, "{html}");
+    let (status, _) = consent(
+        &gw,
+        &html,
+        &cookie.expect("cookie"),
+        PASS,
+        "read",
+        "approve",
+    )
+    .await;
+    assert_eq!(status, 303);
+}

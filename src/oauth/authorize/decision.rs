@@ -141,8 +141,12 @@ pub async fn decide(
         Ok(c) => c,
         Err(message) => return again(StatusCode::BAD_REQUEST, &message),
     };
-    let addr = addr.map(|Extension(a)| a.key()).unwrap_or_default();
-    match check_passphrase(&s, &addr, &d, &p).await {
+    let addr = addr.map_or(
+        ClientAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into()),
+        |Extension(a)| a,
+    );
+    let (owner, addr) = (s.pending().is_owner(addr.ip, &addr.key()), addr.key());
+    match check_passphrase(&s, &addr, owner, &d, &p).await {
         Ok(()) => {}
         Err(Refusal::Again(status, message)) => return again(status, &message),
         Err(Refusal::Page(page)) => return page.into_response(),
@@ -177,6 +181,7 @@ enum Refusal {
 async fn check_passphrase(
     s: &OAuthState,
     addr: &str,
+    owner: bool,
     d: &Decision,
     p: &Pending,
 ) -> Result<(), Refusal> {
@@ -198,7 +203,7 @@ async fn check_passphrase(
         }
     };
     let keys = [format!("ip:{addr}"), format!("req:{}", d.request_id)];
-    let attempt = match s.guesses.begin(&keys).await {
+    let attempt = match s.guesses.begin(&keys, owner).await {
         Ok(attempt) => attempt,
         Err(Refused::Wait(wait)) => {
             return Err(again(
@@ -206,6 +211,16 @@ async fn check_passphrase(
                 &format!(
                     "Too many wrong passphrases. Wait {} s, then try again.",
                     wait.as_secs().max(1)
+                ),
+            ));
+        }
+        Err(Refused::Ceiling(wait)) => {
+            tracing::warn!("passphrase try refused: the hourly ceiling of checks is reached");
+            return Err(again(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "The gateway has checked too many passphrases this hour. Wait {} min, then try again (or approve on the gateway's own machine).",
+                    wait.as_secs().div_ceil(60).max(1)
                 ),
             ));
         }
@@ -217,7 +232,8 @@ async fn check_passphrase(
         }
     };
     let given = d.passphrase.clone();
-    let ok = tokio::task::spawn_blocking(move || passphrase::verify(&given, &phc))
+    let memory = s.guesses.memory();
+    let ok = tokio::task::spawn_blocking(move || memory.verify(&given, &phc))
         .await
         .unwrap_or(false);
     if ok {
