@@ -36,6 +36,8 @@ pub struct ToolState {
     /// The key of the versions of items holding a mask ([`mask::version`]): random per process,
     /// so such a version read before a restart is refused after it (read again).
     pub version_key: [u8; 32],
+    /// Prometheus metrics (`[metrics] enabled`): tool calls here, HTTP requests in `http`.
+    pub metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
 }
 
 /// 32 random bytes; if the system cannot give them (it always can where the gateway runs), a key
@@ -59,7 +61,13 @@ impl ToolState {
             audit: None,
             privacy: crate::privacy::Privacy::off(),
             version_key: random_key(),
+            metrics: None,
         }
+    }
+
+    pub fn with_metrics(mut self, enabled: bool) -> Self {
+        self.metrics = enabled.then(|| std::sync::Arc::new(crate::metrics::Metrics::new()));
+        self
     }
 
     pub fn with_privacy(mut self, privacy: crate::privacy::Privacy) -> Self {

@@ -14,6 +14,7 @@ mod doctor;
 mod hardening;
 mod idle;
 mod lan;
+mod observability;
 mod sharp_edges;
 mod socket_protocol;
 mod tls;

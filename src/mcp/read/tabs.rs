@@ -139,7 +139,7 @@ pub(super) async fn resolve(
     let mut candidates = tools.roots.read_candidates(input, scope)?;
     candidates.retain(|c| tabs.covers(&c.full) && !name_masked(&tools.privacy, &c.full));
     if candidates.is_empty() {
-        return Err(ToolError::TabNotFound(one_line(input)));
+        return Err(not_found(tools, tabs, input, scope, None).await);
     }
     let names = candidates.iter().map(|c| c.full.clone()).collect();
     let request = ReadRequest {
@@ -156,15 +156,49 @@ pub(super) async fn resolve(
             return Ok(found);
         }
     }
-    // The usual mistake behind this one: an external tab asked for without `scope`, which means
-    // the managed tabs. Said only of a tab the caller may see anyway.
-    if scope == Scope::Mcp
-        && !crate::clipboard::is_mcp_tab(input)
-        && tabs.covers(input)
-        && !name_masked(&tools.privacy, input)
-        && all_tabs.iter().any(|t| t == input)
+    Err(not_found(tools, tabs, input, scope, Some(&all_tabs)).await)
+}
+
+/// `TAB_NOT_FOUND` for `input`, saying so when the usual mistake is behind it: an external tab
+/// asked for without `scope` (which means the managed tabs). Said only of a tab the caller may
+/// see anyway, by a name it was shown (never of a tab whose name is masked); `all_tabs` is CopyQ's tab list when a read already brought it (else one is made,
+/// on this error path only).
+async fn not_found(
+    tools: &ToolState,
+    tabs: &Coverage,
+    input: &str,
+    scope: Scope,
+    all_tabs: Option<&[String]>,
+) -> ToolError {
+    let plain = ToolError::TabNotFound(one_line(input));
+    if scope != Scope::Mcp
+        || crate::clipboard::is_mcp_tab(input)
+        || !tabs.covers(input)
+        || name_masked(&tools.privacy, input)
     {
-        return Err(ToolError::TabNotFoundExternal(one_line(input)));
+        return plain;
     }
-    Err(ToolError::TabNotFound(one_line(input)))
+    let exists = match all_tabs {
+        Some(all) => all.iter().any(|t| t == input),
+        None => {
+            let request = ReadRequest {
+                tabs: TabSelector::Names {
+                    names: vec![input.to_owned()],
+                },
+                skip: 0,
+                limit: Some(0),
+                preview: None,
+            };
+            tools
+                .backend
+                .read(&request)
+                .await
+                .is_ok_and(|s| s.all_tabs.iter().any(|t| t == input))
+        }
+    };
+    if exists {
+        ToolError::TabNotFoundExternal(one_line(input))
+    } else {
+        plain
+    }
 }

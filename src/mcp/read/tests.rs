@@ -178,10 +178,11 @@ async fn list_parts_and_external_tabs() {
             "{scope}"
         );
     }
-    // Scope mcp never reaches an external tab, and scope external never a managed one.
+    // Scope mcp never reaches an external tab (but says that one exists), and scope external
+    // never a managed one.
     assert_eq!(
         read(json!({"mode": "list", "tab": "архив"})).await,
-        "error|TAB_NOT_FOUND|Tab not found: архив"
+        "error|TAB_NOT_FOUND|Tab not found: архив (under mcp/; an external tab 'архив' exists: pass scope: \"external\" or \"all\" to read it)"
     );
     assert!(
         read(json!({"mode": "list", "tab": "info", "scope": "external"}))
