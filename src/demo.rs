@@ -147,11 +147,17 @@ pub async fn run(
         } else {
             "(the one you gave)"
         };
+        // Claude Code's default path fetches its metadata document from claude.ai, which fails
+        // offline: give it a client registered here instead, which works either way.
+        let (client_id, port) = register_claude_code(&settings)?;
         println!(
             "OAuth: give an MCP client the URL {url} with no token; it opens the consent page in\n\
              your browser, where you approve with this run's passphrase: {shown}\n\
-             For example, with Claude Code:\n  claude mcp add --transport http copyq-demo {url}\n  \
-             claude mcp login copyq-demo        # or /mcp inside claude\n\
+             Claude Code, with a client registered for this run (kept an hour unless approved):\n  \
+             claude mcp add --transport http --client-id {client_id} --callback-port {port} copyq-demo {url}\n  \
+             claude mcp login copyq-demo\n\
+             Codex (it registers itself and logs in at once):\n  \
+             codex mcp add copyq-demo --url {url} --oauth-client-registration dcr\n\
              Or the MCP Inspector (Node >= 22.19): npx @modelcontextprotocol/inspector@2  (then Connect, with OAuth)\n\
              Claude.ai and ChatGPT call from their cloud: they need a public https URL (see the README's\n\
              'Connecting Claude or ChatGPT').\n"
@@ -163,4 +169,24 @@ pub async fn run(
         .await
         .map_err(|e| e.to_string())?;
     served
+}
+
+/// Register a public client for Claude Code's `--client-id`, calling back on a port free now:
+/// (client id, port).
+fn register_claude_code(settings: &Settings) -> Result<(String, u16), String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("finding a free callback port: {e}"))?
+        .port();
+    let id = crate::store::Store::open(&settings.data_dir())
+        .and_then(|store| {
+            store.register_client(&crate::store::NewClient {
+                name: "Claude Code (demo)".into(),
+                redirect_uris: vec![format!("http://localhost:{port}/callback")],
+                auth_method: "none".into(),
+                secret: None,
+            })
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((id, port))
 }

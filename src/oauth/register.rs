@@ -5,6 +5,8 @@
 //! (`registrations_per_hour`, a budget metadata-document clients draw on too), one address holds
 //! at most [`Holdings::share`] of `max_clients` in clients never approved, and those are forgotten
 //! after [`UNAPPROVED_TTL`]: junk registrations cannot fill the registry and lock real apps out.
+//! A local app registering again takes over its earlier registration instead of counting
+//! ([`again`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +26,8 @@ use crate::http::HttpError;
 use crate::limit::ClientAddr;
 use crate::store::{NewClient, now, random_token, secs};
 use crate::text::{code_point, deceptive_char};
+
+mod again;
 
 const METHODS: [&str; 3] = ["none", "client_secret_post", "client_secret_basic"];
 const MAX_NAME_CHARS: usize = 200;
@@ -111,6 +115,16 @@ pub async fn register(
     client: Option<Extension<ClientAddr>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let from_here = client
+        .as_ref()
+        .is_some_and(|Extension(c)| c.ip.to_canonical().is_loopback());
+    let again = match &body {
+        Ok(body) if from_here => register_again(&s, body),
+        _ => None,
+    };
+    if let Some(res) = again {
+        return res;
+    }
     let key = client.map(|Extension(c)| c.key()).unwrap_or_default();
     if let Err(wait) = s.registrations.take(&key, Instant::now()) {
         tracing::warn!("registration refused: too many from one address");
@@ -126,6 +140,16 @@ pub async fn register(
         return HttpError::TooLarge.into_response();
     };
     register_inner(&s, &key, &body).unwrap_or_else(IntoResponse::into_response)
+}
+
+/// A registration from this machine that repeats one never approved: that client, renewed,
+/// answered as a new registration would be (with the redirect URIs asked for, all of which it
+/// holds), and not counted (see [`again`]).
+fn register_again(s: &OAuthState, body: &[u8]) -> Option<Response> {
+    let m = metadata(s, body).ok()?;
+    let (client_id, secret) = again::take_over(s, &m)?;
+    tracing::info!(client = %crate::logging::field(&m.name), "client registered again from this machine: its earlier registration, never approved, is reused");
+    Some(reply(&client_id, m, secret))
 }
 
 /// What a registration asks for, checked (RFC 7591 2).
@@ -235,6 +259,28 @@ fn register_inner(s: &OAuthState, addr: &str, body: &[u8]) -> Result<Response, H
     let client_id = s.store.register_client(&client).map_err(store_err)?;
     s.unapproved.add(addr, &client_id);
     tracing::info!(client = %crate::logging::field(&name), method = %method, "client registered");
+    Ok(reply(
+        &client_id,
+        Metadata {
+            redirect_uris,
+            method,
+            grant_types,
+            response_types,
+            name,
+        },
+        secret,
+    ))
+}
+
+/// The registration's answer (RFC 7591 3.2.1).
+fn reply(client_id: &str, m: Metadata, secret: Option<String>) -> Response {
+    let Metadata {
+        redirect_uris,
+        method,
+        grant_types,
+        response_types,
+        name,
+    } = m;
     let mut reply = json!({
         "client_id": client_id,
         "client_id_issued_at": now(),
@@ -250,5 +296,5 @@ fn register_inner(s: &OAuthState, addr: &str, body: &[u8]) -> Result<Response, H
     }
     let mut res = (StatusCode::CREATED, axum::Json(reply)).into_response();
     no_store(&mut res);
-    Ok(res)
+    res
 }

@@ -113,6 +113,42 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Clients never approved that registered under `name` with `auth_method`: the candidates
+    /// a re-registration from this machine may take over (`oauth/register.rs`).
+    pub fn unapproved_named(&self, name: &str, auth_method: &str) -> Result<Vec<ClientInfo>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT client_id, name, redirect_uris, auth_method, secret_hash, created FROM clients \
+                 WHERE name = ?1 AND auth_method = ?2 AND client_id NOT IN (SELECT client_id FROM grants) \
+                 ORDER BY created DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        stmt.query_map(params![name, auth_method], client_row)
+            .and_then(Iterator::collect)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Give a client never approved new redirect URIs and a new secret (or none), and count its
+    /// hour until it is forgotten from now. Nothing changes for a client that holds a grant.
+    pub fn renew_unapproved_client(
+        &self,
+        client_id: &str,
+        redirect_uris: &[String],
+        secret: Option<&str>,
+    ) -> Result<bool> {
+        let uris = serde_json::to_string(redirect_uris)
+            .map_err(|e| super::StoreError::Invalid(e.to_string()))?;
+        self.conn()
+            .execute(
+                "UPDATE clients SET redirect_uris = ?2, secret_hash = ?3, created = ?4 \
+                 WHERE client_id = ?1 AND client_id NOT IN (SELECT client_id FROM grants)",
+                params![client_id, uris, secret.map(hash), now()],
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
     /// Remove a client and revoke everything it was granted.
     pub fn delete_client(&self, client_id: &str) -> Result<bool> {
         let conn = self.conn();

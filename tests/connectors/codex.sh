@@ -12,9 +12,10 @@
 #                     expires), then a `codex exec` session
 #
 # The session: with CONNECTOR_ROLE=read the model only answers with the tools it was offered;
-# with write it calls mcp_write add to CONNECTOR_TAB and then mcp_read of that item (`codex exec
-# --dangerously-bypass-approvals-and-sandbox`: mcp_write is a destructiveHint tool, which
-# `codex exec` would otherwise not run). Env: see tests/connectors/common.sh.
+# with write it calls mcp_write add to CONNECTOR_TAB and then mcp_read of that item, with the
+# server's tools approved as the README says (`default_tools_approval_mode = "approve"`, given as
+# `codex exec -c`): mcp_write is a destructiveHint tool, which `codex exec` would otherwise refuse
+# ("requires approval, but approval policy is never"). Env: see tests/connectors/common.sh.
 #
 # Stdout, compared exactly by tests/connectors_cli.rs (URL is CONNECTOR_URL):
 #   add: Added global MCP server 'copyq'.
@@ -58,9 +59,9 @@ list() {
 }
 
 session() {
-    local bypass=()
-    [[ "$ROLE" == write ]] && bypass=(--dangerously-bypass-approvals-and-sandbox)
-    STAND_IN_API_KEY=stand-in bounded "$CODEX" exec --skip-git-repo-check "${bypass[@]}" \
+    local approve=()
+    [[ "$ROLE" == write ]] && approve=(-c 'mcp_servers.copyq.default_tools_approval_mode="approve"')
+    STAND_IN_API_KEY=stand-in bounded "$CODEX" exec --skip-git-repo-check "${approve[@]}" \
         --output-last-message "$WORK/last.txt" "Use the copyq tools as scripted." \
         </dev/null >"$WORK/session.out" 2>"$WORK/session.err"
     echo "final: $(norm <"$WORK/last.txt" 2>/dev/null | tail -1)"

@@ -558,11 +558,40 @@ async fn the_demo_takes_configuration_and_shows_oauth() {
         out.contains(&format!(
             "OAuth: give an MCP client the URL {url} with no token"
         )) && out.contains("(the one you gave)")
-            && out.contains(&format!("claude mcp add --transport http copyq-demo {url}")),
+            && out.contains(&format!(
+                "codex mcp add copyq-demo --url {url} --oauth-client-registration dcr"
+            )),
         "{out}"
     );
     let store =
         copyq_mcp::store::Store::open(&data.path().join("state")).expect("state in --data-dir");
+    // Claude Code is given a client registered for the run (its default path, a metadata
+    // document on claude.ai, fails offline), whose callback is the port it is told to use.
+    let add = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("claude mcp add"))
+        .expect("a claude mcp add line");
+    let words: Vec<&str> = add.split_whitespace().collect();
+    let after = |flag: &str| {
+        words
+            .iter()
+            .position(|w| *w == flag)
+            .and_then(|i| words.get(i + 1))
+            .copied()
+            .unwrap_or_else(|| panic!("{flag} in {add}"))
+    };
+    assert_eq!(words.last().copied(), Some(url.as_str()), "{add}");
+    let client = store
+        .client(after("--client-id"))
+        .expect("store")
+        .expect("the printed client is registered");
+    assert_eq!(
+        client.redirect_uris,
+        [format!(
+            "http://localhost:{}/callback",
+            after("--callback-port")
+        )]
+    );
     let phc = store.passphrase_hash().expect("read").expect("set");
     assert!(copyq_mcp::oauth::passphrase::verify(
         "a demo passphrase",

@@ -16,8 +16,8 @@ fn copyq() -> &'static PrivateCopyq {
 
 const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
 
-/// `tls generate` for `dir`: (fingerprint, pin).
-fn generate(dir: &Path) -> (String, String) {
+/// `tls generate` for `dir` (`--force`: replacing the pair there): (fingerprint, pin).
+fn generate(dir: &Path, force: bool) -> (String, String) {
     let out = Command::new(BIN)
         .args([
             "tls",
@@ -31,6 +31,7 @@ fn generate(dir: &Path) -> (String, String) {
         .arg(dir)
         .arg("--data-dir")
         .arg(dir)
+        .args(force.then_some("--force"))
         .output()
         .expect("run tls generate");
     assert!(
@@ -71,7 +72,7 @@ async fn curl(args: Vec<String>) -> (bool, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pinned_https_and_live_certificate_reload() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (fingerprint, pin) = generate(dir.path());
+    let (fingerprint, pin) = generate(dir.path(), false);
     assert_eq!(fingerprint.len(), 95, "{fingerprint}");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(dir.path().join("key.pem"))
@@ -129,7 +130,7 @@ async fn pinned_https_and_live_certificate_reload() {
     );
 
     // A new certificate in place of the old: picked up without a restart.
-    let (_, new_pin) = generate(dir.path());
+    let (_, new_pin) = generate(dir.path(), true);
     assert_ne!(new_pin, pin);
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {

@@ -10,6 +10,7 @@ mod browsers;
 mod cimd;
 mod cors;
 mod crowd;
+mod reconnect;
 mod scopes;
 mod state;
 mod unreachable;
@@ -63,8 +64,14 @@ async fn register(gw: &Gateway, body: Value) -> (u16, Value) {
     )
 }
 
+/// A new app of its own. Each call registers one more redirect URI no other call does: the
+/// gateway takes over an earlier identical registration from loopback (`oauth/register/again.rs`),
+/// and these are meant to be distinct apps.
 async fn public_client(gw: &Gateway) -> String {
-    let (status, v) = register(gw, json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", "client_name": "Test <b>app</b>"})).await;
+    static APPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let own = format!("{REDIRECT}/app-{n}");
+    let (status, v) = register(gw, json!({"redirect_uris": [REDIRECT, own], "token_endpoint_auth_method": "none", "client_name": "Test <b>app</b>"})).await;
     assert_eq!(status, 201, "{v}");
     v["client_id"].as_str().expect("client_id").to_owned()
 }
