@@ -72,7 +72,7 @@ pub fn main() -> ExitCode {
 /// One subcommand, to its end: `Err` is the line printed after `error: `.
 async fn run(command: Command) -> Result<(), String> {
     match command {
-        Command::Serve { common, bind } => serve(load(&common, bind)?).await,
+        Command::Serve { common, bind } => serve(load_quiet(&common, bind)?).await,
         Command::Token { command } => token(command),
         Command::Audit {
             common,
@@ -180,7 +180,18 @@ fn tls_generate(
 }
 
 async fn serve(settings: Settings) -> Result<(), String> {
-    crate::logging::init(&settings.log.level);
+    crate::logging::init(&settings.log);
+    // In the log rather than on bare stderr, so that `log.format = "json"` stays JSON throughout.
+    let files: Vec<String> = settings
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    tracing::info!(
+        data_dir = %settings.data_dir().display(),
+        config_files = %files.join(", "),
+        "starting"
+    );
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;

@@ -17,6 +17,7 @@ pub use sections::{
     AuditSettings, AuthSettings, BackendKind, ClipboardSettings, CopyqSettings, LimitSettings,
     LogSettings, OAuthSettings, PrivacySettings, ServerSettings, TlsSettings,
 };
+pub use sections::{LogFormat, MetricsSettings};
 
 const DEFAULTS: &str = include_str!("../config/default.toml");
 const ENV_PREFIX: &str = "COPYQ_MCP";
@@ -44,6 +45,7 @@ pub struct Settings {
     pub audit: AuditSettings,
     pub privacy: PrivacySettings,
     pub log: LogSettings,
+    pub metrics: MetricsSettings,
     /// The config files read, in layering order (the default file, then `--config`): for the
     /// commands that say which setup they used, and `doctor`.
     #[serde(skip)]

@@ -97,7 +97,7 @@ pub async fn run(
     keep_data_dir: bool,
     passphrase: Option<String>,
 ) -> Result<(), String> {
-    crate::logging::init(&settings.log.level);
+    crate::logging::init(&settings.log);
     eprintln!("starting a private headless CopyQ (Xvfb)...");
     let copyq = tokio::task::spawn_blocking(PrivateCopyq::start)
         .await

@@ -44,6 +44,7 @@ pub(crate) mod http;
 pub(crate) mod limit;
 pub(crate) mod logging;
 pub(crate) mod mcp;
+pub(crate) mod metrics;
 pub mod oauth;
 pub(crate) mod owner;
 pub mod privacy;

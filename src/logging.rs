@@ -3,6 +3,8 @@
 //! message, so clipboard contents) are capped at info: tokens and clipboard contents never reach
 //! the log, even with `RUST_LOG=trace`.
 
+pub mod refusal;
+
 use tracing::{Level, Metadata};
 use tracing_subscriber::filter::{EnvFilter, FilterExt, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
@@ -45,13 +47,26 @@ pub fn field(value: &str) -> String {
     out
 }
 
-pub fn init(level: &str) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let layer = fmt::layer()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .with_filter(filter.and(filter_fn(|meta| !redacts(meta))));
-    let _ = tracing_subscriber::registry().with(layer).try_init();
+/// Log to stderr as `[log]` says: its filter (unless `RUST_LOG`), as text or JSON lines.
+pub fn init(log: &crate::config::LogSettings) {
+    let filter = || {
+        EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new(&log.level))
+            .and(filter_fn(|meta| !redacts(meta)))
+    };
+    let layer = fmt::layer().with_writer(std::io::stderr);
+    let _ = match log.format {
+        crate::config::LogFormat::Text => tracing_subscriber::registry()
+            .with(
+                layer
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                    .with_filter(filter()),
+            )
+            .try_init(),
+        crate::config::LogFormat::Json => tracing_subscriber::registry()
+            .with(layer.json().with_filter(filter()))
+            .try_init(),
+    };
 }
 
 #[cfg(test)]

@@ -60,7 +60,8 @@ pub(super) fn tool_state(
     );
     Ok(ToolState::new(backend, roots)
         .with_privacy(privacy)
-        .with_audit(store.clone()))
+        .with_audit(store.clone())
+        .with_metrics(settings.metrics.enabled))
 }
 
 /// The token service for tokens issued from the command line (audience `auth.audience`).
@@ -96,7 +97,7 @@ pub async fn backend(settings: &Settings) -> Backend {
     let auto = Backend::Auto(AutoBackend::new(socket, cli_backend(settings)));
     let health = auto.health().await;
     if !health.up {
-        tracing::info!("CopyQ is not reachable yet; its socket will be used once it is");
+        tracing::info!(tried = %auto.target(), "CopyQ is not reachable yet; its socket will be used once it is (`copyq-mcp doctor` shows what was tried)");
     }
     auto
 }

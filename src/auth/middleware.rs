@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Principal, TokenService};
 use crate::http::HttpError;
+use crate::logging::refusal::{Reason, refused};
 use crate::public::PublicBase;
 use crate::store::Store;
 
@@ -79,11 +80,11 @@ impl AuthState {
 
     /// `WWW-Authenticate` for a request (`invalid`: it had a bad token), pointing OAuth clients
     /// at the metadata under the base URL they used.
-    fn challenge(&self, req: &Request, invalid: bool) -> HeaderValue {
+    fn challenge(&self, headers: &HeaderMap, invalid: bool) -> HeaderValue {
         let mut value = match &self.oauth {
             Some(base) => format!(
                 r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
-                base.for_headers(req.headers())
+                base.for_headers(headers)
             ),
             None => r#"Bearer realm="copyq-mcp""#.to_owned(),
         };
@@ -97,8 +98,12 @@ impl AuthState {
     /// error is the 503 answer itself.
     #[allow(clippy::result_large_err)]
     async fn principal(&self, token: &str) -> Result<Option<Principal>, Response> {
-        let Ok(principal) = self.tokens.verify(token) else {
-            return Ok(None);
+        let principal = match self.tokens.verify_why(token) {
+            Ok(principal) => principal,
+            Err(reason) => {
+                refused(reason, None);
+                return Ok(None);
+            }
         };
         // SQLite blocks: the check runs off the async workers.
         let (store, jti, grant) = (
@@ -119,7 +124,7 @@ impl AuthState {
                 Ok(Some(principal))
             }
             Ok(false) => {
-                tracing::debug!(sub = %crate::logging::field(&principal.subject), "revoked token refused");
+                refused(Reason::Revoked, Some(&principal.subject));
                 Ok(None)
             }
             Err(e) => {
@@ -133,8 +138,8 @@ impl AuthState {
 /// The token from `Authorization: Bearer <token>` (scheme case-insensitive). Several
 /// `Authorization` headers are malformed (RFC 9110): a proxy reading another one than we do would
 /// see another caller.
-fn bearer(req: &Request) -> Option<&str> {
-    let mut all = req.headers().get_all(header::AUTHORIZATION).iter();
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let mut all = headers.get_all(header::AUTHORIZATION).iter();
     let value = all.next()?.to_str().ok()?;
     if all.next().is_some() {
         return None;
@@ -150,20 +155,37 @@ fn unauthorized(challenge: HeaderValue) -> Response {
     HttpError::Unauthorized(challenge).into_response()
 }
 
+impl AuthState {
+    /// The bearer check alone, for a route outside `/mcp` (`/metrics`): the caller, or the
+    /// answer that refuses it (401, or 503 when the token store is unavailable).
+    #[allow(clippy::result_large_err)]
+    pub async fn check(&self, headers: &HeaderMap) -> Result<Principal, Response> {
+        let Some(token) = bearer(headers) else {
+            refused(Reason::NoToken, None);
+            return Err(unauthorized(self.challenge(headers, false)));
+        };
+        match self.principal(token).await? {
+            Some(principal) => Ok(principal),
+            None => Err(unauthorized(self.challenge(headers, true))),
+        }
+    }
+}
+
 pub async fn require_bearer(
     State(auth): State<AuthState>,
     mut req: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = bearer(&req) else {
-        return unauthorized(auth.challenge(&req, false));
+    let Some(token) = bearer(req.headers()) else {
+        refused(Reason::NoToken, None);
+        return unauthorized(auth.challenge(req.headers(), false));
     };
     match auth.principal(token).await {
         Ok(Some(principal)) => {
             req.extensions_mut().insert(principal);
             next.run(req).await
         }
-        Ok(None) => unauthorized(auth.challenge(&req, true)),
+        Ok(None) => unauthorized(auth.challenge(req.headers(), true)),
         Err(response) => response,
     }
 }

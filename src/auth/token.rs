@@ -11,6 +11,7 @@ use thiserror::Error;
 
 use super::{Principal, Role};
 use crate::clipboard::Coverage;
+use crate::logging::refusal::Reason;
 
 #[derive(Debug, Error)]
 pub enum AuthError {
@@ -182,10 +183,22 @@ impl TokenService {
     }
 
     pub fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        self.verify_why(token).map_err(|reason| {
+            tracing::debug!(reason = reason.as_str(), "token refused");
+            AuthError::Invalid
+        })
+    }
+
+    /// As [`TokenService::verify`], saying why a token is refused (for the log, never the client).
+    pub(crate) fn verify_why(&self, token: &str) -> Result<Principal, Reason> {
+        use jsonwebtoken::errors::ErrorKind;
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|e| {
-                tracing::debug!(reason = ?e.kind(), "token refused");
-                AuthError::Invalid
+            .map_err(|e| match e.kind() {
+                ErrorKind::ExpiredSignature => Reason::Expired,
+                ErrorKind::InvalidSignature => Reason::BadSignature,
+                ErrorKind::InvalidAudience => Reason::WrongAudience,
+                ErrorKind::InvalidIssuer => Reason::WrongIssuer,
+                _ => Reason::Malformed,
             })?;
         let c = data.claims;
         if let Some(epoch) = &self.epoch {
@@ -194,8 +207,7 @@ impl TokenService {
                 None => epoch.legacy,
             };
             if !current {
-                tracing::debug!("token from another state database epoch refused");
-                return Err(AuthError::Invalid);
+                return Err(Reason::OtherEpoch);
             }
         }
         Ok(Principal {

@@ -153,6 +153,23 @@ pub struct ClipboardSettings {
 #[serde(deny_unknown_fields)]
 pub struct LogSettings {
     pub level: String,
+    pub format: LogFormat,
+}
+
+/// `log.format`: lines for a person, or one JSON object per line for a log collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// `[metrics]`: Prometheus metrics at `GET /metrics`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Off by default; when on, answered to loopback clients, or to others with a valid token.
+    pub enabled: bool,
 }
 
 impl LimitSettings {

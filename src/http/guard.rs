@@ -22,6 +22,7 @@ use url::Url;
 use super::HttpError;
 use crate::auth::Principal;
 use crate::limit::RateLimiter;
+use crate::logging::refusal::{self, Reason};
 use crate::oauth::is_loopback;
 use crate::public::PublicBase;
 
@@ -166,7 +167,7 @@ pub async fn check_host(
     if host_of(&req).is_some_and(|h| policy.allows(h)) {
         return next.run(req).await;
     }
-    tracing::warn!("request for a host name this gateway does not serve refused");
+    refusal::refused(Reason::Host, Some(host_of(&req).unwrap_or("(none)")));
     refused(
         req.uri().path(),
         "Unknown address",
@@ -193,7 +194,11 @@ pub async fn check_origin(
     if admitted {
         return next.run(req).await;
     }
-    tracing::warn!("request with a foreign Origin refused");
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .map(|o| String::from_utf8_lossy(o.as_bytes()).into_owned());
+    refusal::refused(Reason::Origin, origin.as_deref());
     refused(
         req.uri().path(),
         "Request from another site",

@@ -46,7 +46,7 @@ impl HealthState {
 
     /// CopyQ's health: the cached probe while fresh, else a new one. Callers arriving during a
     /// probe wait for it (the lock is held across the probe) and share its answer.
-    async fn health(&self) -> Health {
+    pub(super) async fn health(&self) -> Health {
         let mut last = self.last.lock().await;
         if let Some((at, health)) = last.as_ref()
             && at.elapsed() < FRESH_FOR

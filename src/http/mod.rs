@@ -7,6 +7,7 @@ mod cors;
 pub mod error;
 mod guard;
 mod health;
+mod metrics;
 pub mod page;
 mod sessions;
 
@@ -121,13 +122,27 @@ pub fn router(surface: Surface<'_>) -> Router {
             sessions::bind_sessions,
         ));
     }
+    let auth_for_metrics = auth.clone();
     let protected = protected
         .route_layer(from_fn_with_state(Arc::new(limiter), guard::rate_limit))
         .route_layer(from_fn_with_state(auth, require_bearer));
+    let health = Arc::new(health::HealthState::new(tools.clone()));
     let mut app = Router::new()
         .route("/healthz", get(health::healthz))
-        .with_state(Arc::new(health::HealthState::new(tools)))
+        .with_state(health.clone())
         .merge(protected);
+    if let Some(registry) = &tools.metrics {
+        let state = metrics::MetricsState {
+            metrics: registry.clone(),
+            health,
+            auth: auth_for_metrics,
+        };
+        app = app.merge(
+            Router::new()
+                .route("/metrics", get(metrics::metrics))
+                .with_state(Arc::new(state)),
+        );
+    }
     if let Some(oauth) = oauth {
         app = app
             .merge(crate::oauth::router(oauth).layer(DefaultBodyLimit::max(limits.max_form_bytes)));
@@ -135,14 +150,19 @@ pub fn router(surface: Surface<'_>) -> Router {
     if let Some(cors) = cors::layer(&server.allowed_origins) {
         app = app.layer(cors);
     }
-    // Outermost first: who the client is, the Host check, then Origin (which relies on the Host
-    // being checked), then CORS.
-    app.layer(from_fn_with_state(Arc::new(origins), guard::check_origin))
+    // Outermost first: who the client is, the count (outside the Host and Origin checks, so that
+    // their refusals count too), the Host check, then Origin (which relies on the Host being
+    // checked), then CORS.
+    let mut app = app
+        .layer(from_fn_with_state(Arc::new(origins), guard::check_origin))
         .layer(from_fn_with_state(
             Arc::new(HostPolicy::new(hosts)),
             guard::check_host,
-        ))
-        .layer(from_fn_with_state(Arc::new(proxies), client::client_addr))
+        ));
+    if let Some(registry) = &tools.metrics {
+        app = app.layer(from_fn_with_state(registry.clone(), metrics::record));
+    }
+    app.layer(from_fn_with_state(Arc::new(proxies), client::client_addr))
         .layer(from_fn_with_state(
             Duration::from_millis(limits.request_timeout_ms),
             guard::deadline,

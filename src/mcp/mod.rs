@@ -30,6 +30,8 @@ pub struct ToolState {
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
     /// What the read path masks (`[privacy]`); off unless [`ToolState::with_privacy`] says otherwise.
     pub privacy: crate::privacy::Privacy,
+    /// Prometheus metrics (`[metrics] enabled`): tool calls here, HTTP requests in `http`.
+    pub metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
 }
 
 impl ToolState {
@@ -40,7 +42,13 @@ impl ToolState {
             writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             audit: None,
             privacy: crate::privacy::Privacy::off(),
+            metrics: None,
         }
+    }
+
+    pub fn with_metrics(mut self, enabled: bool) -> Self {
+        self.metrics = enabled.then(|| std::sync::Arc::new(crate::metrics::Metrics::new()));
+        self
     }
 
     pub fn with_privacy(mut self, privacy: crate::privacy::Privacy) -> Self {

@@ -97,6 +97,10 @@ impl ServerHandler for CopyqMcp {
             .instrument(span.clone())
             .await;
         let _enter = span.enter();
+        if let Some(metrics) = &self.tools.metrics {
+            let code = outcome.as_ref().map_or_else(|e| e.code(), |_| "ok");
+            metrics.tool_call(&request.name, &mode, code, started.elapsed());
+        }
         let result = match outcome {
             Ok(text) => {
                 tracing::info!(

@@ -13,5 +13,6 @@ mod default_config;
 mod doctor;
 mod hardening;
 mod lan;
+mod observability;
 mod socket_protocol;
 mod tls;
