@@ -20,9 +20,10 @@
 //! [`privacy`] masks secrets in what the read tools return (pure: the read path applies it).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
-//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`doctor`] checks a setup, [`tls`] the built-in
-//! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
-//! tests and [`demo`].
+//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`doctor`] checks a
+//! setup, [`tls`] the built-in HTTPS, [`logging`] keeps secrets out of the log (and says why a
+//! request was refused), [`metrics`] counts for Prometheus, [`sandbox`] starts a private headless
+//! CopyQ for tests and [`demo`].
 //!
 //! What the binary (`src/main.rs`), the integration tests and the benchmarks use is `pub`; the
 //! rest is `pub(crate)`, so the compiler reports what nothing uses.
