@@ -73,6 +73,17 @@ fn prune_hourly(
     });
 }
 
+/// How client-ID metadata documents are fetched under these settings, as a running gateway would
+/// (for `doctor`, which fetches them to see whether it can).
+pub(crate) fn document_fetch(settings: &Settings) -> crate::oauth::cimd::FetchOptions {
+    let public = PublicBase::new(
+        &settings.server.public_url,
+        settings.tls_files().is_some(),
+        settings.server.bind,
+    );
+    oauth_config(settings, &public).documents
+}
+
 /// The listener on `server.bind`, and the base URL(s) the gateway answers under.
 async fn listen(settings: &Settings) -> Result<(TcpListener, PublicBase), StartError> {
     let addr = settings.server.bind;

@@ -24,9 +24,10 @@
 //! [`privacy`] masks secrets in what the tools show (pure: reads and write previews apply it).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
-//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`doctor`] checks a setup, [`tls`] the built-in
-//! HTTPS, [`logging`] keeps secrets out of the log, [`sandbox`] starts a private headless CopyQ for
-//! tests and [`demo`].
+//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`doctor`] checks a
+//! setup, [`tls`] the built-in HTTPS, [`logging`] keeps secrets out of the log (and says why a
+//! request was refused), [`metrics`] counts for Prometheus, [`sandbox`] starts a private headless
+//! CopyQ for tests and [`demo`].
 //!
 //! The modules the binary (`src/main.rs`), the integration tests and the benchmarks use are
 //! `pub`, the rest `pub(crate)`. The compiler reports an unused item only where it is

@@ -218,12 +218,7 @@ async fn reach(settings: &Settings, url: &str) -> Result<String, String> {
     if parsed.path() == "/" {
         return Ok(format!("{host} reachable ({first})"));
     }
-    let options = crate::oauth::cimd::FetchOptions {
-        allow_private: settings.oauth.metadata_document_allow_private,
-        extra_roots: (!settings.oauth.metadata_document_ca_file.is_empty())
-            .then(|| settings.oauth.metadata_document_ca_file.clone().into()),
-    };
-    let fetcher = crate::oauth::cimd::Fetcher::new(&options)?;
+    let fetcher = crate::oauth::cimd::Fetcher::new(&crate::app::document_fetch(settings))?;
     fetcher
         .resolve(url)
         .await

@@ -96,7 +96,10 @@ async fn refusals_are_logged_with_their_reason_never_the_token() {
     let (child, url) = spawn_serve(
         copyq(),
         data.path(),
-        &[("RUST_LOG", "info,rmcp=warn")],
+        &[
+            ("RUST_LOG", "info,rmcp=warn"),
+            ("COPYQ_MCP__SERVER__TRUSTED_PROXIES", "127.0.0.1"),
+        ],
         Stdio::piped(),
     );
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
@@ -107,12 +110,20 @@ async fn refusals_are_logged_with_their_reason_never_the_token() {
         Some(&audience),
         Some(&forged),
         Some("not-a-jwt"),
-        None,
     ] {
         let (status, _, body) = raw_post(&url, token, list.clone()).await;
         assert_eq!((status, body.as_str()), (401, "Unauthorized\n"));
     }
     let http = reqwest::Client::new();
+    // Through a trusted proxy: the log names the client it forwarded for.
+    let res = http
+        .post(&url)
+        .header("x-forwarded-for", "203.0.113.9")
+        .body("{}")
+        .send()
+        .await
+        .expect("http");
+    assert_eq!(res.status(), 401);
     let res = http
         .post(&url)
         .header("host", "evil.example")
@@ -145,7 +156,12 @@ async fn refusals_are_logged_with_their_reason_never_the_token() {
         let lines: Vec<&str> = logs.lines().filter(|l| l.contains(reason)).collect();
         assert_eq!(lines.len(), 1, "{reason} once in:\n{logs}");
         assert!(lines[0].contains(" INFO "), "{}", lines[0]);
-        assert!(lines[0].contains("client=127.0.0.1"), "{}", lines[0]);
+        let client = if reason.contains("no bearer token") {
+            "client=203.0.113.9"
+        } else {
+            "client=127.0.0.1"
+        };
+        assert!(lines[0].contains(client), "{}", lines[0]);
         assert!(lines[0].contains("request refused"), "{}", lines[0]);
     }
     for token in [&revoked, &elsewhere, &expired, &audience, &forged] {
@@ -222,7 +238,7 @@ fn sample(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]
         })
 }
 
-async fn scrape(base: &str, forwarded: Option<&str>, token: Option<&str>) -> (u16, String) {
+async fn get_metrics(base: &str, forwarded: Option<&str>, token: Option<&str>) -> (u16, String) {
     let mut req = reqwest::Client::new().get(format!("{base}/metrics"));
     if let Some(f) = forwarded {
         req = req.header("x-forwarded-for", f);
@@ -254,7 +270,7 @@ async fn metrics_are_scraped_and_parsed() {
         json!({"mode": "list", "tab": "nonexistent"}),
     )
     .await;
-    let (status, text) = scrape(&gw.base, None, None).await;
+    let (status, text) = get_metrics(&gw.base, None, None).await;
     assert_eq!(status, 200, "{text}");
     let scrape =
         prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("parses");
@@ -295,15 +311,15 @@ async fn metrics_are_scraped_and_parsed() {
         "a latency histogram: {text}"
     );
     // From elsewhere (a client behind the trusted proxy), only with a token.
-    let (status, _) = scrape(&gw.base, Some("203.0.113.5"), None).await;
+    let (status, _) = get_metrics(&gw.base, Some("203.0.113.5"), None).await;
     assert_eq!(status, 401);
-    let (status, _) = scrape(&gw.base, Some("203.0.113.5"), Some(&gw.read)).await;
+    let (status, _) = get_metrics(&gw.base, Some("203.0.113.5"), Some(&gw.read)).await;
     assert_eq!(status, 200);
 }
 
 #[tokio::test]
 async fn metrics_are_off_by_default() {
     let gw = gateway(copyq()).await;
-    let (status, _) = scrape(&gw.base, None, None).await;
+    let (status, _) = get_metrics(&gw.base, None, None).await;
     assert_eq!(status, 404);
 }
