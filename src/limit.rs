@@ -76,8 +76,23 @@ impl RateLimiter {
         }
     }
 
+    /// A bucket of bytes rather than requests: `per_hour` bytes an hour, `burst` at once.
+    pub fn bytes_per_hour(per_hour: u64, burst: u64) -> Self {
+        Self {
+            per_minute: (per_hour.max(1) as f64) / 60.0,
+            burst: (burst.max(1)) as f64,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// `Ok` to go ahead, or how long to wait.
     pub fn take(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        self.take_n(key, 1.0, now)
+    }
+
+    /// `n` units at once (at most a whole burst): `Ok`, or how long to wait for them.
+    pub fn take_n(&self, key: &str, n: f64, now: Instant) -> Result<(), Duration> {
+        let n = n.min(self.burst);
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if buckets.len() > 10_000 {
             // Forget buckets that have refilled completely: they hold no information.
@@ -88,12 +103,12 @@ impl RateLimiter {
         let refill = now.duration_since(*last).as_secs_f64() * self.per_minute / 60.0;
         *tokens = (*tokens + refill).min(self.burst);
         *last = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
+        if *tokens >= n {
+            *tokens -= n;
             Ok(())
         } else {
             Err(Duration::from_secs_f64(
-                (1.0 - *tokens) * 60.0 / self.per_minute,
+                (n - *tokens) * 60.0 / self.per_minute,
             ))
         }
     }
@@ -112,6 +127,16 @@ mod tests {
         assert!(wait <= Duration::from_secs(1) && wait > Duration::ZERO);
         assert!(l.take("b", t).is_ok(), "another key is not affected");
         assert!(l.take("a", t + Duration::from_secs(1)).is_ok(), "refilled");
+    }
+
+    #[test]
+    fn byte_buckets() {
+        let l = RateLimiter::bytes_per_hour(3600, 1000);
+        let t = Instant::now();
+        assert!(l.take_n("a", 600.0, t).is_ok());
+        let wait = l.take_n("a", 600.0, t).unwrap_err();
+        assert_eq!(wait.as_secs(), 200, "200 bytes short, at one a second");
+        assert!(l.take_n("b", 600.0, t).is_ok(), "another key");
     }
 
     #[test]

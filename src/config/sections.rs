@@ -62,6 +62,8 @@ pub struct LimitSettings {
     pub max_streams_per_connection: u32,
     /// How many leading bits of an IPv6 address name one client for the per-address limits.
     pub ipv6_prefix: u8,
+    /// Request bytes one caller may send to /mcp an hour.
+    pub mcp_bytes_per_hour: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -189,10 +191,11 @@ impl LimitSettings {
             || self.max_connections == 0
             || self.max_connections_per_address == 0
             || self.max_streams_per_connection == 0
+            || self.mcp_bytes_per_hour == 0
         {
             return bad(
                 "limits",
-                "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections, max_connections_per_address and max_streams_per_connection must be > 0",
+                "requests_per_minute, burst, request_timeout_ms, max_concurrent_copyq_calls, header_read_timeout_ms, max_connections, max_connections_per_address, max_streams_per_connection and mcp_bytes_per_hour must be > 0",
             );
         }
         if !(16..=128).contains(&self.ipv6_prefix) {

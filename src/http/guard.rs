@@ -210,9 +210,20 @@ pub async fn check_origin(
     .into_response()
 }
 
+/// What each caller of `/mcp` may do: requests, and bytes sent (`limits.mcp_bytes_per_hour`: a
+/// write token adding and deleting large items again and again, each delete keeping the removed
+/// text in the audit log, is held to it).
+#[derive(Debug)]
+pub struct CallerLimits {
+    pub requests: RateLimiter,
+    pub bytes: RateLimiter,
+    /// What a request without a Content-Length is charged: the largest body it may have.
+    pub max_body: u64,
+}
+
 /// After the bearer check: limit each token separately, so one busy client cannot starve others.
 pub async fn rate_limit(
-    State(limiter): State<Arc<RateLimiter>>,
+    State(limits): State<Arc<CallerLimits>>,
     req: Request,
     next: Next,
 ) -> Response {
@@ -223,7 +234,18 @@ pub async fn rate_limit(
         .get::<Principal>()
         .map(Principal::owner_key)
         .unwrap_or_default();
-    match limiter.take(&key, Instant::now()) {
+    let size = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(limits.max_body);
+    let now = Instant::now();
+    let allowed = limits
+        .requests
+        .take(&key, now)
+        .and_then(|()| limits.bytes.take_n(&key, size as f64, now));
+    match allowed {
         Ok(()) => next.run(req).await,
         Err(wait) => HttpError::TooManyRequests(wait).into_response(),
     }

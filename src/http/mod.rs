@@ -124,7 +124,18 @@ pub fn router(surface: Surface<'_>) -> Router {
     }
     let auth_for_metrics = auth.clone();
     let protected = protected
-        .route_layer(from_fn_with_state(Arc::new(limiter), guard::rate_limit))
+        .route_layer(from_fn_with_state(
+            Arc::new(guard::CallerLimits {
+                requests: limiter,
+                bytes: RateLimiter::bytes_per_hour(
+                    limits.mcp_bytes_per_hour,
+                    // A quarter of the hour at once, and always one largest body.
+                    (limits.mcp_bytes_per_hour / 4).max(server.max_body_bytes as u64),
+                ),
+                max_body: server.max_body_bytes as u64,
+            }),
+            guard::rate_limit,
+        ))
         .route_layer(from_fn_with_state(auth, require_bearer));
     let health = Arc::new(health::HealthState::new(tools.clone()));
     let mut app = Router::new()

@@ -4,7 +4,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Result, Store, hash, now, random_token};
+use super::{Result, Store, StoreError, hash, now, random_token};
 
 #[derive(Debug, Clone)]
 pub struct GrantInfo {
@@ -136,6 +136,11 @@ impl Store {
 
     /// Record when grants were last used, on a connection of its own (see `flush_last_use`).
     pub fn touch_grants_apart(&self, uses: &[(String, i64)]) -> Result<()> {
+        // Never open (and so create) a file that replaced the one this store opened.
+        drop(self.conn());
+        if self.replaced.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(StoreError::Replaced(self.path.clone()));
+        }
         let run = || -> rusqlite::Result<()> {
             let mut conn = rusqlite::Connection::open(&self.path)?;
             conn.busy_timeout(std::time::Duration::from_secs(30))?;

@@ -81,6 +81,13 @@ pub enum StoreError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// The database file was replaced or removed under the running gateway: a 503 for clients.
+    #[error(
+        "state database {0}: the file was replaced or removed while the gateway ran, so every \
+         state read and change is refused (a revocation written to a new file would otherwise go \
+         unseen); restart the gateway"
+    )]
+    Replaced(PathBuf),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -91,6 +98,15 @@ pub struct Store {
     epoch: crate::auth::Epoch,
     /// `audit.max_bytes` (0: no cap), applied as each entry is recorded (audit.rs).
     audit_max_bytes: std::sync::atomic::AtomicU64,
+    /// The file opened, as (device, inode): checked on each use, see [`Store::conn`].
+    identity: Option<(u64, u64)>,
+    replaced: std::sync::atomic::AtomicBool,
+}
+
+/// (device, inode) of the file at `path`, if there is one.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl std::fmt::Debug for Store {
@@ -235,9 +251,11 @@ impl Store {
         let epoch = retry_busy(|| epoch(&conn)).map_err(db)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            identity: file_identity(&path),
             path,
             epoch,
             audit_max_bytes: std::sync::atomic::AtomicU64::new(0),
+            replaced: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -246,11 +264,31 @@ impl Store {
         self.epoch.clone()
     }
 
+    /// The connection, once the file is checked to be the one opened. If it was replaced or
+    /// removed (the owner deleted it; a `copyq-mcp` command then wrote revocations to a new one),
+    /// the open connection would go on reading the old, unlinked file: so the connection becomes
+    /// one to an empty database, every statement fails, and [`Store::err`] says why, until a
+    /// restart opens the file that is there.
     fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+        use std::sync::atomic::Ordering;
+        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.replaced.load(Ordering::Acquire)
+            && self.identity.is_some()
+            && file_identity(&self.path) != self.identity
+        {
+            self.replaced.store(true, Ordering::Release);
+            tracing::error!("{}", StoreError::Replaced(self.path.clone()));
+            if let Ok(nothing) = Connection::open_in_memory() {
+                *conn = nothing;
+            }
+        }
+        conn
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
+        if self.replaced.load(std::sync::atomic::Ordering::Acquire) {
+            return StoreError::Replaced(self.path.clone());
+        }
         StoreError::Db {
             path: self.path.clone(),
             source,
@@ -284,6 +322,23 @@ mod tests {
         for _ in 0..4000 {
             assert!(!random_token().starts_with('-'));
         }
+    }
+
+    #[test]
+    fn a_replaced_or_removed_file_is_noticed() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        assert!(s.passphrase_hash().is_ok());
+        std::fs::remove_file(dir.path().join(FILE)).unwrap();
+        let _new = Store::open(dir.path()).unwrap();
+        let refused = s.passphrase_hash().map(|_| ()).unwrap_err();
+        assert!(matches!(refused, StoreError::Replaced(_)), "{refused}");
+        assert!(
+            refused.to_string().ends_with("restart the gateway"),
+            "{refused}"
+        );
+        // And it stays refused.
+        assert!(matches!(s.client_count(), Err(StoreError::Replaced(_))));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Exposure beyond loopback: foreign Origins are refused on every route, each token has its own rate
-//! limit (one busy client cannot starve another), and oversized bodies are refused.
+//! limit and byte volume (one busy client cannot starve another), and oversized bodies are refused.
 
 use crate::support::*;
 use serde_json::{Value, json};
@@ -83,6 +83,29 @@ async fn each_token_has_its_own_rate_limit() {
     assert_eq!(raw_post(&gw.url, Some(&gw.write), list()).await.0, 200);
     // Bad tokens are refused before they can use up anyone's budget.
     assert_eq!(raw_post(&gw.url, Some("garbage"), list()).await.0, 401);
+}
+
+#[tokio::test]
+async fn each_token_has_a_volume_of_bytes_an_hour() {
+    // 40,000 bytes an hour; a burst of one largest body (16 KiB).
+    let gw = gateway_with(copyq(), |s| {
+        s.limits.mcp_bytes_per_hour = 40_000;
+        s.server.max_body_bytes = 16 * 1024;
+    })
+    .await;
+    let add = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mcp_write",
+        "arguments": {"mode": "add", "tab": "workspace/volume", "text": "v".repeat(6000)}}});
+    let statuses = [
+        raw_post(&gw.url, Some(&gw.write), add.clone()).await.0,
+        raw_post(&gw.url, Some(&gw.write), add.clone()).await.0,
+        raw_post(&gw.url, Some(&gw.write), add).await.0,
+    ];
+    assert_eq!(statuses, [200, 200, 429]);
+    assert_eq!(
+        raw_post(&gw.url, Some(&gw.read), list()).await.0,
+        200,
+        "another token"
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! The state database under load from elsewhere: while another process (a `copyq-mcp` owner
 //! command, a backup) holds its write lock, requests are still answered, since the bearer check
 //! only reads (off the async workers) and a grant's last use is written later, in a batch, on a
-//! connection of its own.
+//! connection of its own. And a database file replaced or removed under the running gateway is
+//! noticed: every state read and change is refused until a restart, rather than served from the
+//! old, unlinked file where revocations written to the new one would go unseen.
 
 use super::*;
 
@@ -50,4 +52,28 @@ async fn requests_are_answered_while_another_process_holds_the_write_lock() {
         "answered only after the lock was released ({answered_in:?})"
     );
     holder.join().expect("holder");
+}
+
+#[tokio::test]
+async fn a_replaced_database_is_noticed_and_nothing_is_served_from_the_old_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gw = oauth_gateway(|s| s.data_dir = dir.path().display().to_string()).await;
+    let client_id = public_client(&gw).await;
+    let code = code_for(&gw, &client_id, "read").await;
+    let (_, tokens) = exchange(&gw, &client_id, &code, VERIFIER).await;
+    let access = tokens["access_token"].as_str().expect("access").to_owned();
+    assert_eq!(mcp_status(&gw, &access).await, 200);
+    // The owner deletes the database; a `copyq-mcp` command then makes a new one.
+    for name in ["copyq-mcp.db", "copyq-mcp.db-wal", "copyq-mcp.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(name));
+    }
+    drop(Store::open(dir.path()).expect("a new database"));
+    assert_eq!(mcp_status(&gw, &access).await, 503, "the old file's grant");
+    let (status, v) = register(
+        &gw,
+        json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(status, 503, "{v}");
+    assert_eq!(v["error"], "temporarily_unavailable");
 }
