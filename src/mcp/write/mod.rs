@@ -117,14 +117,7 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
         BackendError::TabFull { limit } => tab_full(target, limit),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         BackendError::Partial { made, cause } => {
-            tracing::warn!(error = %cause, ?made, "a write failed after changing CopyQ");
-            ToolError::Partial {
-                made,
-                from: tab.shown.clone(),
-                to: target.shown.clone(),
-                cause: cause.to_string(),
-                entry: None,
-            }
+            ToolError::partial(made, &tab.shown, &target.shown, &cause)
         }
         other => other.into(),
     }
