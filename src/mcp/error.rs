@@ -23,10 +23,10 @@ pub enum ToolError {
     #[error("Index {index} out of bounds (count: {count})")]
     IndexOutOfBounds { index: i64, count: usize },
     /// `INVALID_MODE`: mode not one the tool knows.
-    #[error("Invalid mode '{mode}' (expected one of: {expected})")]
+    #[error("Invalid mode '{mode}' (expected one of: {})", expected.join(", "))]
     InvalidMode {
         mode: String,
-        expected: &'static str,
+        expected: &'static [&'static str],
     },
     /// `INVALID_PARAM`: a parameter with a wrong type, range or value.
     #[error("{0}")]

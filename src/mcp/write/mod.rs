@@ -9,6 +9,8 @@ pub(crate) use params::KNOWN;
 #[cfg(test)]
 mod coverage_tests;
 mod edit;
+pub(crate) use edit::{EditMode, Field};
+pub(crate) use params::{MODES, WriteCall, intent_names};
 mod outcome;
 mod plan;
 mod record;
@@ -24,7 +26,6 @@ use super::error::ToolError;
 use crate::auth::Principal;
 use crate::backend::{BackendError, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
-use params::WriteCall;
 use plan::{Plan, plan, tab_full};
 use record::audit_entry;
 use render::{Done, ok, preview_masked};
