@@ -56,3 +56,51 @@ async fn an_external_tab_without_scope_says_so() {
         "error|TAB_NOT_FOUND|Tab not found: Заметки дома"
     );
 }
+
+/// A scoped token (a managed subtree and one external tab) asking for a tab it does not cover, in
+/// `list` and `item`, by the tool and through `mcp_validate`, whichever scope names it: the answer
+/// is exactly the one for a tab that exists nowhere, no hint that it exists elsewhere included.
+#[tokio::test]
+async fn an_uncovered_tab_answers_as_a_missing_one() {
+    let copyq = copyq();
+    for (tab, text) in [
+        ("Заметки работы", "not yours"),
+        ("mcp/workspace/elsewhere", "nor this"),
+        ("mcp/workspace/mine", "yours"),
+    ] {
+        copyq.seed(tab, &items(&[text])).expect("seed");
+    }
+    let gw = gateway(copyq).await;
+    let token = token_covering(&gw, Role::Read, &["mcp/workspace/mine", "Заметки дома"]);
+    let c = client(&gw.url, &token).await;
+    for (tab, scope) in [
+        ("Заметки работы", None),
+        ("Заметки работы", Some("external")),
+        ("Заметки работы", Some("all")),
+        ("workspace/elsewhere", None),
+        ("workspace/elsewhere", Some("all")),
+        ("no-such-tab", None),
+    ] {
+        let missing = format!("error|TAB_NOT_FOUND|Tab not found: {tab}");
+        for mode in ["list", "item"] {
+            let mut args = json!({"mode": mode, "tab": tab, "index": 0});
+            if let Some(scope) = scope {
+                args["scope"] = json!(scope);
+            }
+            assert_eq!(err(&c, "mcp_read", args.clone()).await, missing, "{args}");
+            assert_eq!(
+                ok(&c, "mcp_validate", json!({"tool": "read", "params": args})).await,
+                format!("valid:false|errors:1\n{missing}")
+            );
+        }
+    }
+    assert_eq!(
+        ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "item", "tab": "workspace/mine", "index": 0})
+        )
+        .await,
+        "mode:item|tab:workspace/mine|full_path:mcp/workspace/mine|index:0\ntext:yours\ntags:[]"
+    );
+}

@@ -17,3 +17,4 @@ mod lan;
 mod sharp_edges;
 mod socket_protocol;
 mod tls;
+mod trust;

@@ -13,6 +13,7 @@ mod crowd;
 mod scopes;
 mod state;
 mod unreachable;
+mod untrusted;
 
 use std::collections::HashMap;
 use std::time::Duration;
