@@ -5,9 +5,12 @@
 
 use super::*;
 
-/// Trusting a proxy at an address this test is not at.
-async fn behind_another_proxy() -> Gateway {
+/// Trusting a proxy at an address this test is not at, with a registry of its own in `dir` (the
+/// registrations here would count against the sibling suites' share of the sandbox's).
+async fn behind_another_proxy(dir: &tempfile::TempDir) -> Gateway {
+    let data_dir = dir.path().display().to_string();
     oauth_gateway(|s| {
+        s.data_dir = data_dir;
         s.server.trusted_proxies = vec!["192.0.2.1".into()];
         s.server.allowed_hosts = vec!["copyq.example.com".into()];
     })
@@ -18,7 +21,8 @@ async fn behind_another_proxy() -> Gateway {
 /// `X-Forwarded-For` each time is still one address, and its eleventh is refused.
 #[tokio::test]
 async fn an_untrusted_peers_forwarded_for_is_not_another_client() {
-    let gw = behind_another_proxy().await;
+    let dir = tempfile::tempdir().expect("data dir");
+    let gw = behind_another_proxy(&dir).await;
     for i in 0..10 {
         let from = format!("203.0.113.{}", 20 + i);
         assert_eq!(
@@ -37,7 +41,8 @@ async fn an_untrusted_peers_forwarded_for_is_not_another_client() {
 /// peer's forwarded headers claim.
 #[tokio::test]
 async fn an_untrusted_peers_forwarded_host_does_not_name_the_base() {
-    let gw = behind_another_proxy().await;
+    let dir = tempfile::tempdir().expect("data dir");
+    let gw = behind_another_proxy(&dir).await;
     let issuer: Value = http()
         .get(format!(
             "{}/.well-known/oauth-authorization-server",
