@@ -21,13 +21,17 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Every scope, in the order the tools' schemas list them: the one list both the schemas and
+    /// [`Self::parse`] are made from.
+    pub const ALL: [Self; 3] = [Self::Mcp, Self::All, Self::External];
+
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "mcp" => Some(Self::Mcp),
-            "all" => Some(Self::All),
-            "external" => Some(Self::External),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|scope| scope.as_str() == s)
+    }
+
+    /// The names of [`Self::ALL`].
+    pub fn names() -> [&'static str; 3] {
+        Self::ALL.map(Self::as_str)
     }
 
     pub fn as_str(self) -> &'static str {

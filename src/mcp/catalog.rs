@@ -7,6 +7,8 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use crate::auth::Role;
+use crate::clipboard::Scope;
+use crate::mcp::{read, validate, write};
 
 pub const READ_TOOL: &str = "mcp_read";
 pub const WRITE_TOOL: &str = "mcp_write";
@@ -36,12 +38,12 @@ fn read_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "mode": {"type": "string", "enum": ["tree", "list", "item", "search"]},
-            "scope": {"type": "string", "enum": ["mcp", "all", "external"], "default": "mcp"},
+            "mode": {"type": "string", "enum": read::MODES},
+            "scope": {"type": "string", "enum": Scope::names(), "default": "mcp"},
             "tab": {"type": "string", "description": "Tab path: relative for managed tabs (info, workspace/p1), the exact name for external ones. Required for list and item. An external tab whose name is shown masked ([redacted:KIND]) cannot be named: read it through tree or search."},
             "index": {"type": "integer", "description": "Item index, 0 is the newest. Required for item."},
             "query": {"type": "string", "description": "Case-insensitive regular expression. Required for search."},
-            "search_in": {"type": "string", "enum": ["text", "note", "tags", "all"], "default": "all"},
+            "search_in": {"type": "string", "enum": read::search_in_names(), "default": "all"},
             "max_depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2},
             "max_items": {"type": "integer", "minimum": 0, "maximum": 100, "default": 20, "description": "1-100; 0 is allowed in tree for structure only."},
             "skip": {"type": "integer", "minimum": 0, "default": 0},
@@ -58,16 +60,16 @@ fn write_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "mode": {"type": "string", "enum": ["add", "update", "delete", "move", "tab_create", "tab_delete"]},
-            "intent": {"type": "string", "enum": ["execute", "preview"], "default": "execute"},
-            "scope": {"type": "string", "enum": ["mcp", "all", "external"], "default": "mcp", "description": "Accepted as in mcp_read; writes only ever go to managed tabs under mcp/."},
+            "mode": {"type": "string", "enum": write::MODES},
+            "intent": {"type": "string", "enum": write::intent_names(), "default": "execute"},
+            "scope": {"type": "string", "enum": Scope::names(), "default": "mcp", "description": "Accepted as in mcp_read; writes only ever go to managed tabs under mcp/."},
             "tab": {"type": "string", "description": "Managed tab path (info, заметки, workspace/...). Required for add, update, delete, move."},
             "index": {"type": "integer", "description": "Item index. Required for update, delete, move."},
             "text": {"type": "string"},
             "tags": {"type": "array", "items": {"type": "string"}},
             "note": {"type": "string"},
-            "field": {"type": "string", "enum": ["text", "tags", "note"]},
-            "edit_mode": {"type": "string", "enum": ["replace", "append", "prepend", "substitute", "remove"], "default": "replace"},
+            "field": {"type": "string", "enum": write::Field::names()},
+            "edit_mode": {"type": "string", "enum": write::EditMode::names(), "default": "replace"},
             "match": {"type": "string", "description": "Text to replace. Required for edit_mode=substitute. Matched in the text as mcp_read shows it; a match touching a [redacted:KIND] mask is refused (PERMISSION_DENIED)."},
             "to_tab": {"type": "string", "description": "Target tab. Required for move."},
             "path": {"type": "string", "description": "Sub-tab under workspace/. Required for tab_create and tab_delete."},
@@ -81,7 +83,7 @@ fn validate_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "tool": {"type": "string", "enum": ["read", "write"]},
+            "tool": {"type": "string", "enum": validate::TOOLS},
             "params": {"type": "object", "description": "The arguments of the call to check."}
         },
         "required": ["tool", "params"]
@@ -147,6 +149,7 @@ pub fn allowed(role: Role, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::error::ToolError;
 
     fn properties(schema: &Value) -> Vec<String> {
         let mut keys: Vec<String> = schema["properties"]
@@ -176,6 +179,113 @@ mod tests {
             properties(&validate_schema()),
             sorted(crate::mcp::validate::KNOWN)
         );
+    }
+
+    /// (parameter, its `enum` values), sorted by parameter.
+    type Enums = Vec<(String, Vec<String>)>;
+
+    /// Each `enum` a schema lists.
+    fn enums(schema: &Value) -> Enums {
+        let props = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let mut found: Enums = props
+            .into_iter()
+            .filter_map(|(name, p)| {
+                let values = p["enum"].as_array()?.iter();
+                Some((
+                    name,
+                    values
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect(),
+                ))
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The parsers' lists, as [`enums`] gives a schema's.
+    fn lists(pairs: &[(&str, &[&str])]) -> Enums {
+        let mut found: Enums = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// Every `enum` in a schema is one of the parser's lists: a list written into a schema by
+    /// hand, or a parameter given values the parser does not check, fails here.
+    #[test]
+    fn every_enum_is_the_parser_s_list() {
+        let scopes = Scope::names();
+        assert_eq!(
+            enums(&read_schema()),
+            lists(&[
+                ("mode", read::MODES),
+                ("scope", &scopes),
+                ("search_in", &read::search_in_names()),
+            ])
+        );
+        assert_eq!(
+            enums(&write_schema()),
+            lists(&[
+                ("edit_mode", &write::EditMode::names()),
+                ("field", &write::Field::names()),
+                ("intent", &write::intent_names()),
+                ("mode", write::MODES),
+                ("scope", &scopes),
+            ])
+        );
+        assert_eq!(
+            enums(&validate_schema()),
+            lists(&[("tool", validate::TOOLS)])
+        );
+    }
+
+    /// Why the tool refused `param`'s value, if it did (other refusals, a parameter the base
+    /// call lacks for that mode, are not about the value).
+    fn refused_value(result: Result<(), ToolError>, param: &str) -> Option<String> {
+        let e = result.err()?;
+        let line = e.line();
+        let about_it = e.code() == "INVALID_MODE"
+            || line.contains(&format!("Parameter '{param}' must be one of"));
+        about_it.then_some(line)
+    }
+
+    /// Every value a schema lists is taken by its parser: a value added to a list with no
+    /// meaning behind it (a mode with no arm) fails here. A value the parser alone knew could not
+    /// pass its check against the same list.
+    #[test]
+    fn every_listed_value_is_accepted() {
+        let read_base = json!({"mode": "search", "query": "x", "tab": "info", "index": 0});
+        for (param, values) in enums(&read_schema()) {
+            for value in values {
+                let mut args = read_base.clone();
+                args[&param] = json!(value);
+                let parsed = read::ReadQuery::parse(args.as_object().unwrap()).map(|_| ());
+                assert_eq!(refused_value(parsed, &param), None, "read {param}={value}");
+            }
+        }
+        let write_base = json!({"mode": "update", "tab": "info", "index": 0, "field": "tags",
+            "edit_mode": "replace", "text": "x", "note": "x", "tags": ["x"], "match": "m", "path": "workspace/x",
+            "to_tab": "workspace/y"});
+        let roots = crate::clipboard::Roots::default();
+        for (param, values) in enums(&write_schema()) {
+            for value in values {
+                let mut args = write_base.clone();
+                args[&param] = json!(value);
+                let parsed = write::WriteCall::parse(
+                    args.as_object().unwrap(),
+                    &roots,
+                    &crate::clipboard::Coverage::All,
+                )
+                .map(|_| ());
+                assert_eq!(refused_value(parsed, &param), None, "write {param}={value}");
+            }
+        }
     }
 
     fn names(role: Role) -> Vec<String> {

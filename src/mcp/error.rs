@@ -23,10 +23,10 @@ pub enum ToolError {
     #[error("Index {index} out of bounds (count: {count})")]
     IndexOutOfBounds { index: i64, count: usize },
     /// `INVALID_MODE`: mode not one the tool knows.
-    #[error("Invalid mode '{mode}' (expected one of: {expected})")]
+    #[error("Invalid mode '{mode}' (expected one of: {})", expected.join(", "))]
     InvalidMode {
         mode: String,
-        expected: &'static str,
+        expected: &'static [&'static str],
     },
     /// `INVALID_PARAM`: a parameter with a wrong type, range or value.
     #[error("{0}")]
@@ -61,7 +61,7 @@ pub enum ToolError {
         expected: String,
         found: String,
     },
-    /// `COPYQ_ERROR`: the write **was partly made**: CopyQ changed as `made` says, then `cause`
+    /// `COPYQ_ERROR`: the write **was partly made**: CopyQ changed as `made` says, then a step
     /// failed. The audit log keeps the entry (`entry`, when there is a log), marked partial.
     #[error("{}", partial_message(*made, from, to, cause, *entry))]
     Partial {
@@ -69,6 +69,8 @@ pub enum ToolError {
         /// The tab written (a move's source) and a move's target, as the client named them.
         from: String,
         to: String,
+        /// Why the step failed, as a client may be told it (see [`ToolError::partial`]): the
+        /// gateway's own sentence, or a reference to CopyQ's words in the log.
         cause: String,
         entry: Option<i64>,
     },
@@ -133,6 +135,31 @@ impl ToolError {
     }
 }
 
+impl ToolError {
+    /// A write partly made (`made`) whose later step failed with `cause`, seen from the tab the
+    /// client wrote (`from`) and a move's target (`to`). The cause is told as every backend
+    /// failure is: CopyQ's own message (on the CLI backend, its stderr) logged under a reference
+    /// the client gets, the gateway's own sentence as it is.
+    pub fn partial(made: Made, from: &str, to: &str, cause: &BackendError) -> Self {
+        let cause = match log_copyq_words(cause, "a write failed after changing CopyQ") {
+            Some(reference) => {
+                format!("CopyQ failed; the gateway's log has the details under ref {reference}")
+            }
+            None => {
+                tracing::warn!(error = %field(&cause.to_string()), ?made, "a write failed after changing CopyQ");
+                cause.to_string()
+            }
+        };
+        Self::Partial {
+            made,
+            from: from.to_owned(),
+            to: to.to_owned(),
+            cause,
+            entry: None,
+        }
+    }
+}
+
 impl From<PathError> for ToolError {
     fn from(e: PathError) -> Self {
         match e {
@@ -147,21 +174,34 @@ impl From<PathError> for ToolError {
 /// the client's sentence carries; the gateway's own sentences reach the client as they are.
 impl From<BackendError> for ToolError {
     fn from(e: BackendError) -> Self {
-        let (what, detail) = match &e {
-            BackendError::Failed(detail) => ("CopyQ failed", detail),
-            BackendError::Unsupported(detail) => (
-                "CopyQ's socket speaks a protocol this gateway does not know; use copyq.backend = \"cli\"",
-                detail,
-            ),
-            _ => {
+        match log_copyq_words(&e, "") {
+            Some(reference) => Self::CopyQInternal { reference },
+            None => {
                 tracing::warn!(error = %field(&e.to_string()), "copyq call failed");
-                return Self::CopyQ(e.to_string());
+                Self::CopyQ(e.to_string())
             }
-        };
-        let reference = reference();
-        tracing::error!(%reference, detail = %field(detail), "{what}");
-        Self::CopyQInternal { reference }
+        }
     }
+}
+
+/// When `e` carries CopyQ's own message: that message logged (with `context`, when not empty)
+/// under a new reference, which is returned. `None` for the gateway's own sentences.
+fn log_copyq_words(e: &BackendError, context: &str) -> Option<String> {
+    let (what, detail) = match e {
+        BackendError::Failed(detail) => ("CopyQ failed", detail),
+        BackendError::Unsupported(detail) => (
+            "CopyQ's socket speaks a protocol this gateway does not know; use copyq.backend = \"cli\"",
+            detail,
+        ),
+        _ => return None,
+    };
+    let reference = reference();
+    if context.is_empty() {
+        tracing::error!(%reference, detail = %field(detail), "{what}");
+    } else {
+        tracing::error!(%reference, detail = %field(detail), "{context}: {what}");
+    }
+    Some(reference)
 }
 
 /// Six hex digits, enough to find one failure in a day's log.
@@ -178,144 +218,4 @@ fn reference() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_match_the_reference() {
-        assert_eq!(
-            ToolError::TabNotFound("nonexistent".into()).line(),
-            "error|TAB_NOT_FOUND|Tab not found: nonexistent"
-        );
-        assert_eq!(
-            ToolError::IndexOutOfBounds {
-                index: 100,
-                count: 47
-            }
-            .line(),
-            "error|INDEX_OUT_OF_BOUNDS|Index 100 out of bounds (count: 47)"
-        );
-        assert_eq!(
-            ToolError::MissingParam {
-                param: "tab",
-                mode: "list".into()
-            }
-            .line(),
-            "error|MISSING_PARAM|Parameter 'tab' required for mode 'list'"
-        );
-        assert_eq!(
-            ToolError::MatchNotFound("old text".into()).line(),
-            "error|MATCH_NOT_FOUND|Match string not found: 'old text'"
-        );
-        assert_eq!(
-            ToolError::PermissionDenied(
-                "Operation 'tab_create' not allowed on 'info/subtab'".into()
-            )
-            .line(),
-            "error|PERMISSION_DENIED|Operation 'tab_create' not allowed on 'info/subtab'"
-        );
-    }
-
-    /// What `f` logged, as the gateway's log would show it (no colours).
-    fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
-        let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || Sink(sink.clone()))
-            .finish();
-        let out = tracing::subscriber::with_default(subscriber, f);
-        let text = String::from_utf8_lossy(&buffer.lock().unwrap()).into_owned();
-        (out, text)
-    }
-
-    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Sink {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn copyq_s_own_messages_go_to_the_log_under_a_reference() {
-        let failed = BackendError::Failed(
-            "copyq exited with exit status: 1: ScriptError: x\nFORGED LINE".into(),
-        );
-        let (e, log) = logged(|| ToolError::from(failed));
-        let ToolError::CopyQInternal { reference } = &e else {
-            panic!("{e:?}");
-        };
-        assert_eq!(reference.len(), 6, "{reference}");
-        assert!(
-            reference.chars().all(|c| c.is_ascii_hexdigit()),
-            "{reference}"
-        );
-        assert_eq!(
-            e.line(),
-            format!(
-                "error|COPYQ_ERROR|CopyQ failed to answer (ref {reference}); the gateway's log has the details"
-            )
-        );
-        assert_eq!(log.lines().count(), 1, "{log}");
-        assert!(log.contains("ERROR"), "{log}");
-        assert!(log.contains(&format!("reference={reference}")), "{log}");
-        assert!(
-            log.contains("detail=copyq exited with exit status: 1: ScriptError: x\\nFORGED LINE"),
-            "{log}"
-        );
-    }
-
-    #[test]
-    fn a_protocol_the_gateway_does_not_know_is_logged_not_sent() {
-        let (e, log) = logged(|| ToolError::from(BackendError::Unsupported("slot 7".into())));
-        assert!(matches!(e, ToolError::CopyQInternal { .. }), "{e:?}");
-        assert!(!e.line().contains("slot 7"), "{}", e.line());
-        assert!(log.contains("detail=slot 7"), "{log}");
-        assert!(log.contains("use copyq.backend = \"cli\""), "{log}");
-    }
-
-    #[test]
-    fn references_differ_from_call_to_call() {
-        let refs: std::collections::HashSet<String> = (0..20).map(|_| reference()).collect();
-        assert!(refs.len() > 1, "{refs:?}");
-    }
-
-    #[test]
-    fn the_gateway_s_own_sentences_reach_the_client_as_they_are() {
-        let (e, log) = logged(|| {
-            ToolError::from(BackendError::Unreachable {
-                target: "socket /run/x/copyq-s/.copyq-s_s".into(),
-            })
-        });
-        assert_eq!(
-            e.line(),
-            "error|COPYQ_ERROR|CopyQ is not running or not reachable at socket /run/x/copyq-s/.copyq-s_s; start \
-             the CopyQ server (`copyq &`) and retry, or run `copyq-mcp doctor` where the gateway runs to see what \
-             it tried"
-        );
-        assert!(log.contains("WARN"), "{log}");
-        let (e, _) = logged(|| {
-            ToolError::from(BackendError::NotRunnable {
-                command: "/nonexistent/copyq".into(),
-                reason: "No such file or directory (os error 2)".into(),
-            })
-        });
-        assert_eq!(
-            e.line(),
-            "error|COPYQ_ERROR|CopyQ failed: cannot run '/nonexistent/copyq': No such file or directory (os error 2)"
-        );
-    }
-
-    #[test]
-    fn lines_stay_on_one_line() {
-        assert_eq!(
-            ToolError::TabNotFound("a\nb".into()).line(),
-            "error|TAB_NOT_FOUND|Tab not found: a b"
-        );
-    }
-}
+mod tests;

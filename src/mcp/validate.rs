@@ -10,6 +10,8 @@ use super::read::ReadQuery;
 
 /// The parameters `mcp_validate` accepts.
 pub(crate) const KNOWN: &[&str] = &["tool", "params"];
+/// `tool`'s values: the schema lists these, the parser accepts these.
+pub(crate) const TOOLS: &[&str] = &["read", "write"];
 use super::write;
 use crate::auth::Principal;
 use crate::clipboard::Coverage;
@@ -31,7 +33,7 @@ pub async fn call(
 ) -> Result<String, ToolError> {
     let a = Args::new(args);
     a.reject_unknown(KNOWN)?;
-    let tool = a.choice("tool", &["read", "write"], "")?;
+    let tool = a.choice("tool", TOOLS, "")?;
     if tool.is_empty() {
         return Err(ToolError::MissingParam {
             param: "tool",

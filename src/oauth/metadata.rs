@@ -9,6 +9,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
+use super::grant_type::GrantType;
 use super::{OAuthState, resource};
 
 pub async fn protected_resource(
@@ -39,7 +40,7 @@ pub async fn authorization_server(
         "revocation_endpoint": url("/revoke"),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": GrantType::ALL.map(GrantType::as_str),
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],

@@ -7,6 +7,7 @@
 mod authorize;
 pub(crate) mod cimd;
 mod consent;
+mod grant_type;
 mod metadata;
 pub mod passphrase;
 mod pending;

@@ -21,6 +21,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::grant_type::GrantType;
 use super::{OAuthState, error, no_store};
 use crate::http::HttpError;
 use crate::limit::ClientAddr;
@@ -156,7 +157,7 @@ fn register_again(s: &OAuthState, body: &[u8]) -> Option<Response> {
 struct Metadata {
     redirect_uris: Vec<String>,
     method: String,
-    grant_types: Vec<String>,
+    grant_types: Vec<GrantType>,
     response_types: Vec<String>,
     name: String,
 }
@@ -189,16 +190,19 @@ fn metadata(s: &OAuthState, body: &[u8]) -> Result<Metadata, HttpError> {
             ));
         }
     };
-    let grant_types =
-        strings(&meta, "grant_types")?.unwrap_or_else(|| vec!["authorization_code".into()]);
-    if grant_types
-        .iter()
-        .any(|g| g != "authorization_code" && g != "refresh_token")
-    {
-        return Err(bad(
-            "grant_types may only hold authorization_code and refresh_token",
-        ));
-    }
+    let grant_types = match strings(&meta, "grant_types")? {
+        None => vec![GrantType::AuthorizationCode],
+        Some(names) => names
+            .iter()
+            .map(|g| GrantType::parse(g))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                bad(format!(
+                    "grant_types may only hold {}",
+                    GrantType::listed(" and ")
+                ))
+            })?,
+    };
     let response_types = strings(&meta, "response_types")?.unwrap_or_else(|| vec!["code".into()]);
     if response_types.iter().any(|r| r != "code") {
         return Err(bad("response_types may only hold code"));
@@ -286,7 +290,7 @@ fn reply(client_id: &str, m: Metadata, secret: Option<String>) -> Response {
         "client_id_issued_at": now(),
         "client_name": name,
         "redirect_uris": redirect_uris,
-        "grant_types": grant_types,
+        "grant_types": grant_types.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
         "response_types": response_types,
         "token_endpoint_auth_method": method,
     });

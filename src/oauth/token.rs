@@ -16,6 +16,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 use subtle::ConstantTimeEq;
 
+use super::grant_type::GrantType;
 use super::{OAuthState, error, no_store, resource};
 use crate::auth::{Role, TokenSpec};
 use crate::clipboard::Coverage;
@@ -175,13 +176,13 @@ pub async fn token(
             issuer,
             form: &f,
         };
-        match f.get("grant_type").map(String::as_str) {
-            Some("authorization_code") => authorization_code(&s, &t),
-            Some("refresh_token") => refresh(&s, &t),
-            _ => Err(error(
+        match f.get("grant_type").and_then(|g| GrantType::parse(g)) {
+            Some(GrantType::AuthorizationCode) => authorization_code(&s, &t),
+            Some(GrantType::RefreshToken) => refresh(&s, &t),
+            None => Err(error(
                 StatusCode::BAD_REQUEST,
                 "unsupported_grant_type",
-                "grant_type must be authorization_code or refresh_token",
+                format!("grant_type must be {}", GrantType::listed(" or ")),
             )),
         }
     });

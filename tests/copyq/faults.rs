@@ -110,7 +110,7 @@ async fn a_locked_database_refuses_writes_and_changes_nothing() {
 }
 
 /// A token from `copyq-mcp token issue` for the state in `data`.
-fn issue_token(data: &std::path::Path, role: &str, name: &str) -> String {
+pub(crate) fn issue_token(data: &std::path::Path, role: &str, name: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
         .args([
             "token",

@@ -4,6 +4,7 @@
 //! reads the tab as it is now.
 
 mod delays;
+mod stderr;
 
 use crate::support::proxy::{Fault, Proxy, eval_later, utf16, write_racing_an_add};
 use crate::support::*;

@@ -56,3 +56,66 @@ async fn an_external_tab_without_scope_says_so() {
         "error|TAB_NOT_FOUND|Tab not found: Заметки дома"
     );
 }
+
+/// A scoped token asking for a tab it does not cover, in `list` and `item`, by the tool and
+/// through `mcp_validate`, whichever scope names it: the answer is exactly the one for a tab that
+/// exists nowhere, no hint that it exists elsewhere included. One token covers a managed subtree
+/// and one external tab; the other every managed tab (so an external name asked for without
+/// `scope` is looked for, and not found, among them) and one external tab.
+#[tokio::test]
+async fn an_uncovered_tab_answers_as_a_missing_one() {
+    let copyq = copyq();
+    for (tab, text) in [
+        ("Заметки работы", "not yours"),
+        ("mcp/workspace/elsewhere", "nor this"),
+        ("mcp/workspace/mine", "yours"),
+    ] {
+        copyq.seed(tab, &items(&[text])).expect("seed");
+    }
+    let gw = gateway(copyq).await;
+    let subtree = token_covering(&gw, Role::Read, &["mcp/workspace/mine", "Заметки дома"]);
+    let managed = token_covering(&gw, Role::Read, &["mcp", "Заметки дома"]);
+    let external = [
+        ("Заметки работы", None),
+        ("Заметки работы", Some("external")),
+        ("Заметки работы", Some("all")),
+    ];
+    let managed_too = [
+        ("workspace/elsewhere", None),
+        ("workspace/elsewhere", Some("all")),
+        ("no-such-tab", None),
+    ];
+    let c = client(&gw.url, &subtree).await;
+    for (tab, scope) in external.iter().chain(&managed_too) {
+        assert_missing(&c, tab, *scope).await;
+    }
+    let c2 = client(&gw.url, &managed).await;
+    for (tab, scope) in &external {
+        assert_missing(&c2, tab, *scope).await;
+    }
+    assert_eq!(
+        ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "item", "tab": "workspace/mine", "index": 0})
+        )
+        .await,
+        "mode:item|tab:workspace/mine|full_path:mcp/workspace/mine|index:0\ntext:yours\ntags:[]"
+    );
+}
+
+/// `list` and `item` of `tab` in `scope` answer as for a tab that exists nowhere.
+async fn assert_missing(c: &Client, tab: &str, scope: Option<&str>) {
+    let missing = format!("error|TAB_NOT_FOUND|Tab not found: {tab}");
+    for mode in ["list", "item"] {
+        let mut args = json!({"mode": mode, "tab": tab, "index": 0});
+        if let Some(scope) = scope {
+            args["scope"] = json!(scope);
+        }
+        assert_eq!(err(c, "mcp_read", args.clone()).await, missing, "{args}");
+        assert_eq!(
+            ok(c, "mcp_validate", json!({"tool": "read", "params": args})).await,
+            format!("valid:false|errors:1\n{missing}")
+        );
+    }
+}

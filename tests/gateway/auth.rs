@@ -12,23 +12,23 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 /// This suite's own private CopyQ, started on first use.
-fn copyq() -> &'static PrivateCopyq {
+pub(crate) fn copyq() -> &'static PrivateCopyq {
     static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
     private_copyq(&COPYQ)
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
 }
 
-fn key(gw: &Gateway) -> Vec<u8> {
+pub(crate) fn key(gw: &Gateway) -> Vec<u8> {
     load_or_create_key(&gw.settings.signing_key_path()).expect("gateway key")
 }
 
-fn sign(claims: Value, alg: Algorithm, key: &[u8]) -> String {
+pub(crate) fn sign(claims: Value, alg: Algorithm, key: &[u8]) -> String {
     jsonwebtoken::encode(
         &Header::new(alg),
         &claims,
@@ -38,7 +38,7 @@ fn sign(claims: Value, alg: Algorithm, key: &[u8]) -> String {
 }
 
 /// Claims of a token in epoch `ep` (the state database's, for a token that is otherwise valid).
-fn claims(exp: Option<u64>, aud: &str, ep: &str) -> Value {
+pub(crate) fn claims(exp: Option<u64>, aud: &str, ep: &str) -> Value {
     let mut c = json!({"sub": "x", "role": "write", "iat": now(), "jti": "j1", "iss": "copyq-mcp", "aud": aud, "ep": ep});
     if let Some(exp) = exp {
         c["exp"] = exp.into();
@@ -57,7 +57,8 @@ fn no_epoch(mut c: Value) -> Value {
     c
 }
 
-const TOOLS_LIST: fn() -> Value = || json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+pub(crate) const TOOLS_LIST: fn() -> Value =
+    || json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
 
 #[tokio::test]
 async fn every_bad_token_gets_the_same_bare_401() {
@@ -302,7 +303,7 @@ async fn host_allowlist_follows_config() {
 }
 
 /// POST one JSON-RPC message to /mcp in a session: (status, session id in the answer).
-async fn in_session(
+pub(crate) async fn in_session(
     url: &str,
     token: &str,
     session: Option<&str>,

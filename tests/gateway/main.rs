@@ -18,3 +18,4 @@ mod observability;
 mod sharp_edges;
 mod socket_protocol;
 mod tls;
+mod trust;

@@ -113,3 +113,45 @@ async fn a_wildcard_never_comes_with_credentials() {
     assert_eq!(header(&res, "access-control-allow-origin"), Some("*"));
     assert_eq!(header(&res, "access-control-allow-credentials"), None);
 }
+
+/// Not only preflights: an unlisted origin's real requests (a tool call with a valid token, the
+/// 401 a client starts from, the discovery documents) never carry its origin back, whichever of
+/// the Origin checks let it through, so its page can read none of them.
+#[tokio::test]
+async fn an_unlisted_origin_is_never_echoed() {
+    let gw = oauth_gateway(|s| s.server.allowed_origins = vec![APP.into()]).await;
+    for origin in [
+        "http://localhost:9999",
+        "http://127.0.0.1:9999",
+        "https://app.example:8443",
+        "https://app.example.evil",
+    ] {
+        let with_token = http()
+            .post(&gw.url)
+            .header("origin", origin)
+            .bearer_auth(&gw.read)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string());
+        let without = http()
+            .post(&gw.url)
+            .header("origin", origin)
+            .header("content-type", "application/json")
+            .body("{}");
+        let discovery = http()
+            .get(format!(
+                "{}/.well-known/oauth-authorization-server",
+                gw.base
+            ))
+            .header("origin", origin);
+        for req in [with_token, without, discovery] {
+            let res = req.send().await.expect("request");
+            let status = res.status();
+            assert_eq!(
+                header(&res, "access-control-allow-origin"),
+                None,
+                "{origin}: {status}"
+            );
+        }
+    }
+}

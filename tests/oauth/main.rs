@@ -14,6 +14,7 @@ mod reconnect;
 mod scopes;
 mod state;
 mod unreachable;
+mod untrusted;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -22,6 +22,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) use query::KNOWN;
 pub use query::ReadQuery;
+pub(crate) use query::{MODES, search_in_names};
 pub(crate) use redact::{mask_items, show};
 
 use serde_json::{Map, Value};

@@ -9,7 +9,21 @@ use crate::mcp::args::Args;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{Show, one_line};
 
-pub const MODES: &str = "tree, list, item, search";
+/// `mode`'s values: the schema lists these, and nothing else gets past [`ReadQuery::parse`].
+pub const MODES: &[&str] = &["tree", "list", "item", "search"];
+/// `search_in`'s values and where each looks: the schema lists these names, and the parser takes
+/// these and no other, each with its meaning.
+const SEARCH_IN: [(&str, SearchIn); 4] = [
+    ("text", SearchIn::only(true, false, false)),
+    ("note", SearchIn::only(false, true, false)),
+    ("tags", SearchIn::only(false, false, true)),
+    ("all", SearchIn::only(true, true, true)),
+];
+
+/// The names of `search_in`'s values, in the schema's order.
+pub fn search_in_names() -> [&'static str; 4] {
+    SEARCH_IN.map(|(name, _)| name)
+}
 pub(crate) const KNOWN: &[&str] = &[
     "mode",
     "scope",
@@ -79,6 +93,13 @@ impl ReadQuery {
         let scope = scope_of(&a)?;
         let show = show_of(&a, mode)?;
         let skip = a.bounded("skip", 0, 0, i64::MAX)?;
+        let invalid = || ToolError::InvalidMode {
+            mode: one_line(mode),
+            expected: MODES,
+        };
+        if !MODES.contains(&mode) {
+            return Err(invalid());
+        }
         Ok(match mode {
             "tree" => Self::Tree {
                 scope,
@@ -101,8 +122,7 @@ impl ReadQuery {
             },
             "search" => {
                 let query = a.required_str("query")?.to_owned();
-                let search_in =
-                    SearchIn::of(a.choice("search_in", &["text", "note", "tags", "all"], "all")?);
+                let search_in = SearchIn::of(a.choice("search_in", &search_in_names(), "all")?);
                 Self::Search {
                     pattern: compile(&query)?,
                     query,
@@ -113,12 +133,7 @@ impl ReadQuery {
                     show,
                 }
             }
-            other => {
-                return Err(ToolError::InvalidMode {
-                    mode: one_line(other),
-                    expected: MODES,
-                });
-            }
+            _ => return Err(invalid()),
         })
     }
 
@@ -133,14 +148,16 @@ impl ReadQuery {
 }
 
 impl SearchIn {
-    /// `text`, `note`, `tags`, or (anything else) all three.
+    const fn only(text: bool, note: bool, tags: bool) -> Self {
+        Self { text, note, tags }
+    }
+
+    /// The fields `choice` (one of [`SEARCH_IN`]'s names) looks in; all three for another.
     fn of(choice: &str) -> Self {
-        let all = !matches!(choice, "text" | "note" | "tags");
-        Self {
-            text: all || choice == "text",
-            note: all || choice == "note",
-            tags: all || choice == "tags",
-        }
+        SEARCH_IN
+            .iter()
+            .find(|(name, _)| *name == choice)
+            .map_or(Self::only(true, true, true), |(_, fields)| *fields)
     }
 }
 
@@ -149,7 +166,8 @@ fn scope_of(a: &Args<'_>) -> Result<Scope, ToolError> {
         None => Ok(Scope::Mcp),
         Some(s) => Scope::parse(s).ok_or_else(|| {
             ToolError::InvalidParam(format!(
-                "Parameter 'scope' must be one of: mcp, all, external (got '{}')",
+                "Parameter 'scope' must be one of: {} (got '{}')",
+                Scope::names().join(", "),
                 s.escape_debug()
             ))
         }),

@@ -13,6 +13,13 @@ pub enum Field {
 }
 
 impl Field {
+    /// Every field: the schema's `field` values and what the parser accepts are made from it.
+    pub const ALL: [Self; 3] = [Self::Text, Self::Tags, Self::Note];
+
+    pub fn names() -> [&'static str; 3] {
+        Self::ALL.map(Self::name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Text => "text",
@@ -32,6 +39,19 @@ pub enum EditMode {
 }
 
 impl EditMode {
+    /// Every edit mode: the schema's `edit_mode` values and what the parser accepts are made from it.
+    pub const ALL: [Self; 5] = [
+        Self::Replace,
+        Self::Append,
+        Self::Prepend,
+        Self::Substitute,
+        Self::Remove,
+    ];
+
+    pub fn names() -> [&'static str; 5] {
+        Self::ALL.map(Self::name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Replace => "replace",

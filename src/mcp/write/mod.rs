@@ -9,6 +9,8 @@ pub(crate) use params::KNOWN;
 #[cfg(test)]
 mod coverage_tests;
 mod edit;
+pub(crate) use edit::{EditMode, Field};
+pub(crate) use params::{MODES, WriteCall, intent_names};
 mod outcome;
 mod plan;
 mod record;
@@ -24,7 +26,6 @@ use super::error::ToolError;
 use crate::auth::Principal;
 use crate::backend::{BackendError, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
-use params::WriteCall;
 use plan::{Plan, plan, tab_full};
 use record::audit_entry;
 use render::{Done, ok, preview_masked};
@@ -117,14 +118,7 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
         BackendError::TabFull { limit } => tab_full(target, limit),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         BackendError::Partial { made, cause } => {
-            tracing::warn!(error = %cause, ?made, "a write failed after changing CopyQ");
-            ToolError::Partial {
-                made,
-                from: tab.shown.clone(),
-                to: target.shown.clone(),
-                cause: cause.to_string(),
-                entry: None,
-            }
+            ToolError::partial(made, &tab.shown, &target.shown, &cause)
         }
         other => other.into(),
     }

@@ -30,6 +30,8 @@ pub(super) fn settle(
                 }
                 _ => None,
             };
+            // The cause as the client was told it: CopyQ's own words (which may echo clipboard
+            // contents) stay in the gateway's log, and the audit log keeps sizes, never contents.
             let note = format!("{}: {cause}", made_note(*made));
             store.settle_audit(
                 id,

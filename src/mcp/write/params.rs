@@ -10,7 +10,23 @@ use super::edit::{EditMode, Field, NewValue};
 use crate::backend::Item;
 use crate::clipboard::{Coverage, Roots, TabRef};
 
-pub const MODES: &str = "add, update, delete, move, tab_create, tab_delete";
+/// `mode`'s values: the schema lists these, and nothing else gets past [`WriteCall::parse`].
+pub const MODES: &[&str] = &[
+    "add",
+    "update",
+    "delete",
+    "move",
+    "tab_create",
+    "tab_delete",
+];
+/// `intent`'s values and whether each previews: the schema lists these names, and the parser takes
+/// these and no other, each with its meaning.
+const INTENTS: [(&str, bool); 2] = [("execute", false), ("preview", true)];
+
+/// The names of `intent`'s values, in the schema's order.
+pub fn intent_names() -> [&'static str; 2] {
+    INTENTS.map(|(name, _)| name)
+}
 pub(crate) const KNOWN: &[&str] = &[
     "mode",
     "intent",
@@ -117,28 +133,18 @@ fn add_op(a: &Args<'_>, tab: TabRef) -> Result<WriteOp, ToolError> {
 /// text to replace.
 fn update_op(a: &Args<'_>, tab: TabRef, mode: &str) -> Result<WriteOp, ToolError> {
     let index = a.required_int("index")?;
-    let field = match a.choice("field", &["text", "tags", "note"], "")? {
-        "text" => Field::Text,
-        "tags" => Field::Tags,
-        "note" => Field::Note,
-        _ => {
-            return Err(ToolError::MissingParam {
-                param: "field",
-                mode: mode.into(),
-            });
-        }
+    let field = a.choice("field", &Field::names(), "")?;
+    let Some(field) = Field::ALL.into_iter().find(|f| f.name() == field) else {
+        return Err(ToolError::MissingParam {
+            param: "field",
+            mode: mode.into(),
+        });
     };
-    let edit = match a.choice(
-        "edit_mode",
-        &["replace", "append", "prepend", "substitute", "remove"],
-        "replace",
-    )? {
-        "append" => EditMode::Append,
-        "prepend" => EditMode::Prepend,
-        "substitute" => EditMode::Substitute,
-        "remove" => EditMode::Remove,
-        _ => EditMode::Replace,
-    };
+    let edit = a.choice("edit_mode", &EditMode::names(), "replace")?;
+    let edit = EditMode::ALL
+        .into_iter()
+        .find(|m| m.name() == edit)
+        .unwrap_or(EditMode::Replace);
     let allowed = EditMode::allowed(field);
     if !allowed.contains(&edit) {
         let names: Vec<&str> = allowed.iter().map(|m| m.name()).collect();
@@ -196,7 +202,10 @@ impl WriteCall {
         let mode = a.required_str("mode")?;
         a.set_mode(mode);
         a.reject_unknown(KNOWN)?;
-        let preview = a.choice("intent", &["execute", "preview"], "execute")? == "preview";
+        let intent = a.choice("intent", &intent_names(), "execute")?;
+        let preview = INTENTS
+            .iter()
+            .any(|(name, preview)| *name == intent && *preview);
         let covered = |input: &str, tab: TabRef, operation: &str| {
             if tabs.covers(&tab.full) {
                 Ok(tab)
@@ -214,6 +223,13 @@ impl WriteCall {
             let input = a.required_str("path")?;
             covered(input, roots.sub_tab(input, operation)?, operation)
         };
+        let invalid = || ToolError::InvalidMode {
+            mode: super::super::format::one_line(mode),
+            expected: MODES,
+        };
+        if !MODES.contains(&mode) {
+            return Err(invalid());
+        }
         let op = match mode {
             "add" => add_op(&a, managed("tab", mode)?)?,
             "update" => update_op(&a, managed("tab", mode)?, mode)?,
@@ -238,12 +254,7 @@ impl WriteCall {
             "tab_delete" => WriteOp::TabDelete {
                 path: sub_tab(mode)?,
             },
-            other => {
-                return Err(ToolError::InvalidMode {
-                    mode: super::super::format::one_line(other),
-                    expected: MODES,
-                });
-            }
+            _ => return Err(invalid()),
         };
         let expected_version = a.str("expected_version")?.map(str::to_owned);
         if expected_version.is_some() && !matches!(mode, "update" | "delete" | "move") {
