@@ -32,9 +32,15 @@ const MAX_FIELD_CHARS: usize = 96;
 /// and invisible characters escaped (`\n` cannot start a forged line), and cut to
 /// 96 characters, saying how long it really was.
 pub fn field(value: &str) -> String {
+    field_up_to(value, MAX_FIELD_CHARS)
+}
+
+/// [`field`] for a sentence the gateway made around a client's value (an error naming a host or
+/// a cause), which needs more room than a bare value: cut at `max` characters instead.
+pub fn field_up_to(value: &str, max: usize) -> String {
     let mut out = String::new();
     for (chars, c) in value.chars().enumerate() {
-        if chars == MAX_FIELD_CHARS {
+        if chars == max {
             out.push_str(&format!("…({} bytes)", value.len()));
             return out;
         }

@@ -112,7 +112,7 @@ async fn document_client(
 /// which URL, why, and what to do.
 fn document_refused(client_id: &str, e: &super::super::cimd::CimdError) -> HttpError {
     let url = crate::logging::field(client_id);
-    let cause = crate::logging::field(&e.to_string());
+    let cause = crate::logging::field_up_to(&e.to_string(), 400);
     tracing::warn!(url = %url, cause = %cause, remedy = e.remedy(), "authorize: client metadata document refused");
     let said = e.to_string();
     HttpError::cannot_connect(
