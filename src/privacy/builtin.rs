@@ -186,7 +186,9 @@ impl Builtin {
                 on[r] = true;
             }
         }
-        (0..on.len()).filter(|&i| on[i]).collect()
+        (0..on.len())
+            .filter(|&i| on[i] && shapes.digits_for(self.rules[i]))
+            .collect()
     }
 
     pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {

@@ -15,7 +15,8 @@ pub const RULES: &[Rule] = &[
         2,
         otp,
         Gate::Words(&["code", "otp", "pin"]),
-    ),
+    )
+    .with_digits(4),
     // "482913 is your verification code", "G-482913 is your Google code", "Use 48291 to log in".
     Rule::new(
         r"(?i)\b(?P<v>\d{4,8})[ \t]+is[ \t]+(?:your|the|my)\b[^\n]{0,40}?\b(?:code|otp|passcode|pin|password)\b|\buse[ \t]+(?:code[ \t]+)?(?P<u>\d{4,8})[ \t]+(?:to|for|as)[ \t]+(?:log|sign|verify|confirm|reset|access)",
@@ -23,7 +24,8 @@ pub const RULES: &[Rule] = &[
         2,
         otp,
         Gate::Words(&["code", "otp", "pin", "password", "use"]),
-    ),
+    )
+    .with_digits(4),
     // "Код: 4829", "Ваш код для входа: 4829", "Никому не говорите код 4829", "4829 — код для входа".
     Rule::new(
         r"(?:К|к|КО)(?:од|ОД)(?P<mid>(?:[ \t]+[^\s\d:-]{1,24}){0,3}?)[ \t]*(?::|—|–|-)?[ \t]*(?P<v>\d{4,8})\b|\b(?P<u>\d{4,8})[ \t]*(?:—|–|-)[ \t]*(?:(?:В|в)аш[ \t]+)?(?:код|Код|пароль)",
@@ -31,7 +33,8 @@ pub const RULES: &[Rule] = &[
         2,
         otp,
         Gate::Words(&["Код", "код", "КОД", "пароль", "Пароль"]),
-    ),
+    )
+    .with_digits(4),
     // Session cookies: Django `sessionid`, Rails `_app_session`, Express `connect.sid`, PHP, Java.
     Rule::new(
         r#"(?i)(?:^|[\s;,'"?&])(?:sessionid|session|[a-z0-9_]*_session|connect\.sid|phpsessid|jsessionid|asp\.net_sessionid|laravel_session|remember_user_token|remember_token|_gh_sess|user_session|session_token|auth_token|sid|__secure-[a-z0-9_.-]+|__host-[a-z0-9_.-]+)=(?P<v>[^;\s'"&]{16,})"#,

@@ -29,6 +29,9 @@ pub struct Rule {
     pub rank: u8,
     pub judge: Judge,
     pub gate: Gate,
+    /// Digits every match holds in a row (a one-time code's): words like `code` or `use` are
+    /// common, a run of digits beside them is not.
+    pub digits: usize,
 }
 
 impl Rule {
@@ -45,7 +48,13 @@ impl Rule {
             rank,
             judge,
             gate,
+            digits: 0,
         }
+    }
+
+    /// This rule, run only on texts with a run of at least `n` digits too.
+    pub const fn with_digits(self, n: usize) -> Self {
+        Self { digits: n, ..self }
     }
 }
 
@@ -82,6 +91,11 @@ impl Shapes {
             }
         }
         s
+    }
+
+    /// Whether the text has the digits `rule` needs beside its gate.
+    pub fn digits_for(&self, rule: &Rule) -> bool {
+        self.digit_run >= rule.digits
     }
 
     pub fn open(&self, gate: Gate) -> bool {
