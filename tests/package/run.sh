@@ -111,16 +111,18 @@ doctor_rc=$?
 "${IN[@]}" "${USER_ENV[@]}" copyq-mcp doctor >"$SANDBOX/doctor.out" 2>&1
 set -e
 log "doctor (exit $doctor_rc): $(tr '\n' ' ' <"$SANDBOX/doctor.out" | head -c 600)"
-python3 - "$SANDBOX/doctor.json" "$SANDBOX/config/copyq-$SESSION" <<'PY' || die "doctor's report is not what an installed, working setup gives"
+((doctor_rc == 0)) || die "doctor found a problem in a working setup (exit $doctor_rc)"
+python3 - "$SANDBOX/doctor.json" "$SANDBOX/home/.config/copyq-mcp/config.toml" "$SANDBOX/config/copyq-$SESSION" <<'PY' ||
 import json, sys
 report = json.load(open(sys.argv[1]))
-checks = report["checks"] if isinstance(report, dict) else report
-text = json.dumps(checks)
-assert sys.argv[2] in text, "doctor does not name the CopyQ socket dir it used"
-copyq = [c for c in checks if "copyq" in (c.get("name", "") + c.get("check", "")).lower()]
-assert copyq, "doctor reports no CopyQ check"
-assert any(c.get("status") == "ok" for c in copyq), f"CopyQ is not ok in doctor: {copyq}"
+checks = {c["check"]: c for c in report["checks"]}
+assert report["ok"] is True and report["problems"] == 0, report
+assert sys.argv[2] in checks["config"]["detail"], f"doctor did not read the default config: {checks['config']}"
+assert checks["copyq"]["status"] == "ok", f"CopyQ is not ok: {checks['copyq']}"
+assert "CopyQ 10." in checks["copyq"]["detail"], f"doctor does not name the chroot's CopyQ 10: {checks['copyq']}"
+assert sys.argv[3] in json.dumps(report["checks"]), "doctor does not name the CopyQ socket dir it used"
 PY
+    die "doctor's report is not what an installed, working setup gives: $(cat "$SANDBOX/doctor.json")"
 token=$("${IN[@]}" "${USER_ENV[@]}" copyq-mcp token issue --role read --name package-test 2>"$SANDBOX/token.err") ||
     die "token issue failed: $(cat "$SANDBOX/token.err")"
 grep -q "$SANDBOX/home/.local/share/copyq-mcp" "$SANDBOX/token.err" ||
