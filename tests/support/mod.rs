@@ -50,8 +50,30 @@ pub async fn gateway(copyq: &PrivateCopyq) -> Gateway {
     gateway_with(copyq, |_| {}).await
 }
 
+/// `COPYQ_MCP_TEST_LOG=1` (or a filter: `debug`, `copyq_mcp=trace`) shows the log of the gateways
+/// the tests run in process (`gateway_with`), on the test's output: `cargo test NAME` prints it
+/// for a failing test, `-- --nocapture` always. Unset, empty or `0`: no log, as in CI.
+fn show_log() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let Some(filter) = std::env::var("COPYQ_MCP_TEST_LOG")
+        .ok()
+        .filter(|v| !v.is_empty() && v != "0")
+    else {
+        return;
+    };
+    ONCE.call_once(|| {
+        let filter = if filter == "1" { "info".into() } else { filter };
+        // Another subscriber already set (a test that captures the log itself) wins.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    });
+}
+
 /// A gateway on 127.0.0.1:0 against `copyq`, with settings changed by `tweak`.
 pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings)) -> Gateway {
+    show_log();
     let mut settings = Settings::defaults().expect("default settings");
     copyq.configure(&mut settings);
     settings.server.bind = "127.0.0.1:0".parse().expect("addr");
