@@ -1,6 +1,7 @@
-//! Planning a write: read the state it depends on (one round trip), check it (tab, index, room in
-//! the tab, the substitute's match) and compute the result. Preview, validate and execute all start
-//! from the same plan, so they agree on what a call would do.
+//! Planning a write: read the state it depends on (one read: one `copyq` process on the CLI, a few
+//! pipelined batches on the socket), check it (tab, index, room in the tab, the substitute's match)
+//! and compute the result. Preview, validate and execute all start from the same plan, so they agree
+//! on what a call would do.
 
 use super::super::ToolState;
 use super::super::error::ToolError;
