@@ -328,22 +328,23 @@ pub(crate) async fn in_session(
     (res.status().as_u16(), id)
 }
 
-#[tokio::test]
-async fn a_session_belongs_to_the_token_that_opened_it() {
-    let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
+/// A session opened with `token` (initialize, then initialized): its id.
+pub(crate) async fn open_session(url: &str, token: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}});
-    let (status, id) = in_session(&gw.url, &gw.write, None, init).await;
+    let (status, id) = in_session(url, token, None, init).await;
     assert_eq!(status, 200);
     let id = id.expect("a session id");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(
-        in_session(&gw.url, &gw.write, Some(&id), initialized)
-            .await
-            .0,
-        202
-    );
+    assert_eq!(in_session(url, token, Some(&id), initialized).await.0, 202);
+    id
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_token_that_opened_it() {
+    let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
+    let id = open_session(&gw.url, &gw.write).await;
     // Another token naming that session: 404, as for a session that does not exist.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     assert_eq!(

@@ -2,7 +2,6 @@
 //! subcommand reads it without flags, so a token from a bare `token issue` is accepted by a bare
 //! `serve`, and each command says on stderr which data dir it used.
 
-use std::io::BufRead;
 use std::process::{Command, Stdio};
 
 use crate::support::*;
@@ -81,17 +80,7 @@ async fn a_bare_token_issue_is_accepted_by_a_bare_serve() {
         .stderr(Stdio::null())
         .spawn()
         .expect("serve");
-    let mut line = String::new();
-    if let Some(out) = child.stdout.as_mut() {
-        std::io::BufReader::new(out)
-            .read_line(&mut line)
-            .expect("listening line");
-    }
-    let url = line
-        .split_whitespace()
-        .last()
-        .unwrap_or_default()
-        .to_owned();
+    let url = listening_url(&mut child);
     let reply = {
         let client = client(&url, &token).await;
         ok(&client, "mcp_read", json!({"mode": "list", "tab": "info"})).await

@@ -2,7 +2,7 @@
 //! a tabs claim it cannot parse, even signed with the gateway's key, is a 401 and never "all tabs";
 //! a session opened by one token is not usable by another token of the same role.
 
-use crate::auth::{TOOLS_LIST, claims, copyq, in_session, key, sign};
+use crate::auth::{TOOLS_LIST, claims, copyq, in_session, key, open_session, sign};
 use crate::support::*;
 use copyq_mcp::auth::Role;
 use jsonwebtoken::Algorithm;
@@ -60,19 +60,7 @@ async fn a_signed_token_with_a_malformed_tabs_claim_is_not_all_tabs() {
 async fn a_session_is_not_usable_by_another_token_of_the_same_role() {
     let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
     let other = token_covering(&gw, Role::Write, &["all"]);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}});
-    let (status, id) = in_session(&gw.url, &gw.write, None, init).await;
-    assert_eq!(status, 200);
-    let id = id.expect("a session id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(
-        in_session(&gw.url, &gw.write, Some(&id), initialized)
-            .await
-            .0,
-        202
-    );
+    let id = open_session(&gw.url, &gw.write).await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "mcp_write",
         "arguments": {"mode": "add", "tab": "workspace/borrowed", "text": "through another's session"}}});
     assert_eq!(in_session(&gw.url, &other, Some(&id), call).await.0, 404);

@@ -311,7 +311,6 @@ pub fn spawn_serve(
     env: &[(&str, &str)],
     stderr: std::process::Stdio,
 ) -> (std::process::Child, String) {
-    use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
@@ -323,6 +322,14 @@ pub fn spawn_serve(
         .stderr(stderr)
         .spawn()
         .expect("spawn copyq-mcp serve");
+    let url = listening_url(&mut child);
+    (child, url)
+}
+
+/// The /mcp URL of a `copyq-mcp serve` child spawned with a piped stdout, from its first line
+/// (`... listening on http://127.0.0.1:PORT/mcp`).
+pub fn listening_url(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
     let mut line = String::new();
     if let Some(out) = child.stdout.as_mut() {
         std::io::BufReader::new(out)
@@ -338,7 +345,7 @@ pub fn spawn_serve(
         line.contains("listening on http://127.0.0.1:") && url.ends_with("/mcp"),
         "{line}"
     );
-    (child, url)
+    url
 }
 
 /// The repository's root.
