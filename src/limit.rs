@@ -26,6 +26,11 @@ impl ClientAddr {
         }
     }
 
+    /// Whether the client is on this machine: any loopback address, IPv4-mapped ones included.
+    pub fn is_loopback(&self) -> bool {
+        self.ip.to_canonical().is_loopback()
+    }
+
     /// The key of per-address limits: an IPv6 client is keyed by its prefix (a /64 by default),
     /// since one host commonly holds a whole /64 and could otherwise be thousands of clients.
     pub fn key(&self) -> String {

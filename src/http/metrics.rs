@@ -32,7 +32,7 @@ pub async fn metrics(
     addr: Option<Extension<ClientAddr>>,
     headers: HeaderMap,
 ) -> Response {
-    let loopback = addr.is_some_and(|Extension(a)| a.ip.to_canonical().is_loopback());
+    let loopback = addr.is_some_and(|Extension(a)| a.is_loopback());
     if !loopback && let Err(refusal) = state.auth.check(&headers).await {
         return refusal;
     }

@@ -116,9 +116,7 @@ pub async fn register(
     client: Option<Extension<ClientAddr>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let from_here = client
-        .as_ref()
-        .is_some_and(|Extension(c)| c.ip.to_canonical().is_loopback());
+    let from_here = client.as_ref().is_some_and(|Extension(c)| c.is_loopback());
     let again = match &body {
         Ok(body) if from_here => register_again(&s, body),
         _ => None,
