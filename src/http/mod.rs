@@ -10,6 +10,7 @@ mod health;
 mod metrics;
 pub mod page;
 mod sessions;
+mod unread;
 
 pub use crate::limit::RateLimiter;
 pub use client::TrustedProxies;
@@ -173,7 +174,8 @@ pub fn router(surface: Surface<'_>) -> Router {
     if let Some(registry) = &tools.metrics {
         app = app.layer(from_fn_with_state(registry.clone(), metrics::record));
     }
-    app.layer(from_fn_with_state(Arc::new(proxies), client::client_addr))
+    app.layer(axum::middleware::from_fn(unread::close_if_unread))
+        .layer(from_fn_with_state(Arc::new(proxies), client::client_addr))
         .layer(from_fn_with_state(
             Duration::from_millis(limits.request_timeout_ms),
             guard::deadline,

@@ -322,3 +322,68 @@ async fn health_checks_share_one_probe_and_are_limited_per_address() {
     assert_eq!(statuses[..20], [200; 20]);
     assert_eq!(statuses[20], 429);
 }
+
+/// The head of an HTTP/1 answer on `stream` (up to its blank line), read byte by byte so that
+/// nothing after it is taken.
+async fn answer_head(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let byte = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read_u8())
+            .await
+            .expect("an answer")
+            .expect("read");
+        head.push(byte);
+    }
+    String::from_utf8(head)
+        .expect("ascii head")
+        .to_ascii_lowercase()
+}
+
+/// A POST to /mcp whose body is held back: its head only.
+fn post_head(gw: &Gateway, token: Option<&str>, length: usize) -> String {
+    let host = gw.base.split("://").nth(1).expect("authority");
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n"
+    )
+}
+
+/// Refused before its body has arrived, a request's connection cannot be kept (the server stops
+/// reading it), so the answer must say `Connection: close`: without it a client pools the
+/// connection and its next request meets a closed socket (httpx: "Server disconnected without
+/// sending a response", the OAuth clients' flake). An answered request keeps its connection.
+#[tokio::test]
+async fn a_refusal_before_the_body_says_the_connection_closes() {
+    use tokio::io::AsyncWriteExt;
+    let gw = gateway(copyq()).await;
+    let body = list().to_string();
+
+    let mut refused = connect_from("127.0.0.1", &gw).await;
+    let head = post_head(&gw, None, body.len());
+    refused.write_all(head.as_bytes()).await.expect("write");
+    let answer = answer_head(&mut refused).await;
+    assert!(answer.starts_with("http/1.1 401"), "{answer}");
+    assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+    assert!(closed_within(&mut refused, std::time::Duration::from_secs(5)).await);
+
+    let mut served = connect_from("127.0.0.1", &gw).await;
+    for _ in 0..2 {
+        let head = post_head(&gw, Some(&gw.read), body.len());
+        served.write_all(head.as_bytes()).await.expect("write");
+        served.write_all(body.as_bytes()).await.expect("write");
+        let answer = answer_head(&mut served).await;
+        assert!(answer.starts_with("http/1.1 200"), "{answer}");
+        assert!(!answer.contains("connection: close"), "{answer}");
+        let length: usize = answer
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .and_then(|l| l.trim().parse().ok())
+            .expect("a sized answer");
+        let mut rest = vec![0u8; length];
+        tokio::io::AsyncReadExt::read_exact(&mut served, &mut rest)
+            .await
+            .expect("the answer's body");
+    }
+}
