@@ -11,7 +11,7 @@ mod support;
 mod crowd;
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -123,7 +123,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1000.0
 }
 
-fn kill(mut child: Child) {
+fn kill(mut child: Spawned) {
     let _ = child.kill();
     let _ = child.wait();
 }

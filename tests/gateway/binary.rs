@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::*;
@@ -44,11 +44,11 @@ fn token(data_dir: &std::path::Path, role: &str, name: &str) -> String {
     stdout.trim().to_owned()
 }
 
-fn serve(copyq: &PrivateCopyq, data_dir: &std::path::Path) -> (Child, String) {
+fn serve(copyq: &PrivateCopyq, data_dir: &std::path::Path) -> (Spawned, String) {
     spawn_serve(copyq, data_dir, &[("RUST_LOG", "trace")], Stdio::piped())
 }
 
-fn terminate(mut child: Child) -> (bool, String) {
+fn terminate(mut child: Spawned) -> (bool, String) {
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
@@ -68,6 +68,27 @@ fn terminate(mut child: Child) -> (bool, String) {
         let _ = e.read_to_string(&mut stderr);
     }
     (status.is_some_and(|s| s.success()), stderr)
+}
+
+/// A test that fails between starting a gateway and stopping it leaves none running: CI runs
+/// ended with `copyq-mcp serve` processes of failed tests still listening.
+#[test]
+fn a_failed_test_leaves_no_gateway_running() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let (pid_tx, pid_rx) = std::sync::mpsc::channel();
+    let dir = data.path().to_owned();
+    let failed = std::thread::spawn(move || {
+        let (child, _url) = serve(copyq(), &dir);
+        pid_tx.send(child.id()).expect("send");
+        panic!("a test failing while its gateway runs");
+    })
+    .join();
+    assert!(failed.is_err());
+    let pid = pid_rx.recv().expect("the gateway's pid");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "copyq-mcp serve (pid {pid}) outlived its test"
+    );
 }
 
 #[tokio::test]
@@ -528,17 +549,19 @@ async fn the_demo_takes_configuration_and_shows_oauth() {
     let data = tempfile::tempdir().expect("tempdir");
     let config = data.path().join("demo.toml");
     std::fs::write(&config, "[oauth]\nrefresh_token_ttl = \"7d\"\n").expect("config");
-    let mut child = Command::new(BIN)
-        .args(["demo", "--bind", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(data.path().join("state"))
-        .args(["--passphrase", "a demo passphrase"])
-        .env("COPYQ_MCP__OAUTH__ACCESS_TOKEN_TTL", "5m")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("demo");
+    let mut child = Spawned(
+        Command::new(BIN)
+            .args(["demo", "--bind", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(data.path().join("state"))
+            .args(["--passphrase", "a demo passphrase"])
+            .env("COPYQ_MCP__OAUTH__ACCESS_TOKEN_TTL", "5m")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("demo"),
+    );
     let mut out = String::new();
     let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     for line in lines.by_ref() {

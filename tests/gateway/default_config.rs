@@ -75,11 +75,13 @@ async fn a_bare_token_issue_is_accepted_by_a_bare_serve() {
         "the token's key is in the configured data dir"
     );
 
-    let mut child = bare(xdg.path(), &["serve"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve");
+    let mut child = Spawned(
+        bare(xdg.path(), &["serve"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve"),
+    );
     let url = listening_url(&mut child);
     let reply = {
         let client = client(&url, &token).await;

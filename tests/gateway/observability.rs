@@ -54,7 +54,7 @@ fn crafted(data: &std::path::Path, exp: u64, aud: &str) -> String {
 }
 
 /// SIGTERM, then the child's stderr.
-fn stop(mut child: std::process::Child) -> String {
+fn stop(mut child: Spawned) -> String {
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();

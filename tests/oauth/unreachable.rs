@@ -5,7 +5,7 @@
 //! variables are read from its environment as an owner sets them.
 
 use std::io::Read;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -26,7 +26,7 @@ const PROXY_VARS: [&str; 8] = [
 
 /// A running `copyq-mcp serve`: its base URL, and its log once stopped.
 struct Served {
-    child: Child,
+    child: Spawned,
     base: String,
     _data: tempfile::TempDir,
 }
@@ -75,7 +75,7 @@ impl Served {
             .unwrap_or_else(|| panic!("no URL in {line:?}"))
             .to_owned();
         Self {
-            child,
+            child: Spawned(child),
             base,
             _data: data,
         }

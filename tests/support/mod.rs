@@ -149,6 +149,31 @@ pub fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
 
 pub use mix::Client;
 
+/// A spawned `copyq-mcp`, killed and reaped when dropped: a test that fails half-way (a panic
+/// between spawn and kill) leaves no gateway running after the suite.
+pub struct Spawned(pub std::process::Child);
+
+impl std::ops::Deref for Spawned {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Spawned {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        // A child already reaped is not signalled again (std keeps its status).
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A real MCP client session over Streamable HTTP with `token`.
 pub async fn client(url: &str, token: &str) -> Client {
     mix::connect(url, token).await.expect("MCP client connects")
@@ -310,8 +335,8 @@ pub fn spawn_serve(
     data_dir: &std::path::Path,
     env: &[(&str, &str)],
     stderr: std::process::Stdio,
-) -> (std::process::Child, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+) -> (Spawned, String) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .env("COPYQ_MCP__COPYQ__SESSION", copyq.session())
@@ -322,6 +347,7 @@ pub fn spawn_serve(
         .stderr(stderr)
         .spawn()
         .expect("spawn copyq-mcp serve");
+    let mut child = Spawned(child);
     let url = listening_url(&mut child);
     (child, url)
 }
