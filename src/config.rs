@@ -202,23 +202,6 @@ impl Settings {
         })
     }
 
-    /// The base URL clients see: `server.public_url`, else `http(s)://<addr>` for the bound address.
-    pub fn public_url(&self, bound: std::net::SocketAddr) -> String {
-        if !self.server.public_url.is_empty() {
-            return self.server.public_url.trim_end_matches('/').to_owned();
-        }
-        let mut addr = bound;
-        if addr.ip().is_unspecified() {
-            addr.set_ip(std::net::IpAddr::from([127, 0, 0, 1]));
-        }
-        let scheme = if self.tls_files().is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        format!("{scheme}://{addr}")
-    }
-
     /// Where CopyQ's local socket is: configured, or computed like the `copyq` client does.
     pub fn copyq_socket(&self) -> Result<PathBuf, String> {
         if !self.copyq.socket.is_empty() {

@@ -196,11 +196,6 @@ impl PrivateCopyq {
         self.write_cli_wrapper()
     }
 
-    /// The chroot CopyQ runs in, if any.
-    pub fn chroot(&self) -> Option<&Path> {
-        self.chroot.as_deref()
-    }
-
     /// What the CLI backend runs as `copyq`: a wrapper running the host's or the chroot's.
     pub fn cli_command(&self) -> PathBuf {
         self.dir.path().join("copyq")

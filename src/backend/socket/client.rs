@@ -69,10 +69,6 @@ impl Client {
         })
     }
 
-    pub fn options(&self) -> &Options {
-        &self.options
-    }
-
     /// Whether the connection has ended (server stopped or gone, I/O error, [`Client::close`]):
     /// every call fails at once then, and the caller should reconnect.
     pub fn is_closed(&self) -> bool {

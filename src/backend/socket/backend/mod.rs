@@ -119,14 +119,6 @@ impl SocketBackend {
         self.client().await.map(|(_, layout)| layout)
     }
 
-    /// The layout of the live connection, if there is one (no I/O).
-    pub async fn connected_layout(&self) -> Option<Layout> {
-        let conn = self.conn.lock().await;
-        conn.as_ref()
-            .filter(|(c, _)| !c.is_closed())
-            .map(|(_, layout)| *layout)
-    }
-
     /// The live connection, made (and its layout detected) if there is none or it was lost.
     async fn client(&self) -> Result<(Arc<Client>, Layout), BackendError> {
         let mut conn = self.conn.lock().await;
