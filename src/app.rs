@@ -7,9 +7,9 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::AuthState;
 use crate::backend::Backend;
 use crate::config::Settings;
+use crate::http::AuthState;
 use crate::mcp::ToolState;
 use crate::oauth::OAuthState;
 use crate::public::PublicBase;

@@ -210,31 +210,7 @@ async fn serve(settings: Settings) -> Result<(), String> {
     let app = Application::build(&settings)
         .await
         .map_err(|e| e.to_string())?;
-    stop_on_signal(app.shutdown_token());
+    crate::shutdown::stop_on_signal(app.shutdown_token());
     println!("copyq-mcp listening on {}", app.url());
     app.run_until_stopped().await.map_err(|e| e.to_string())
-}
-
-/// Cancel `token` on SIGINT or SIGTERM, for a graceful stop. The handlers are in place when this
-/// returns, so a signal sent as soon as the listening line is out is not the default (a kill).
-pub(crate) fn stop_on_signal(token: tokio_util::sync::CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
-    tokio::spawn(async move {
-        let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
-            match s {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = wait(int) => {}
-            _ = wait(term) => {}
-        }
-        tracing::info!("stopping");
-        token.cancel();
-    });
 }

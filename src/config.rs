@@ -164,7 +164,7 @@ impl Settings {
         }
         self.clipboard.check()?;
         self.server.check_public_url()?;
-        if let Err(why) = crate::http::TrustedProxies::parse(&self.server.trusted_proxies) {
+        if let Err(why) = crate::limit::parse_nets(&self.server.trusted_proxies) {
             return bad("server.trusted_proxies", &why);
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {

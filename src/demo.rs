@@ -4,9 +4,9 @@
 use crate::app::{Application, token_service};
 use crate::auth::Role;
 use crate::backend::Item;
-use crate::cli::stop_on_signal;
 use crate::config::Settings;
 use crate::sandbox::PrivateCopyq;
+use crate::shutdown::stop_on_signal;
 
 fn sample() -> Vec<(&'static str, Vec<Item>)> {
     vec![

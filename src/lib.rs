@@ -58,6 +58,7 @@ pub mod privacy;
 pub(crate) mod private;
 pub(crate) mod public;
 pub mod sandbox;
+mod shutdown;
 pub mod store;
 pub(crate) mod text;
 pub mod tls;

@@ -55,6 +55,18 @@ pub fn address_key(ip: IpAddr, v6_prefix: u8) -> String {
     }
 }
 
+/// Addresses or CIDRs (`server.trusted_proxies`) as networks; the error names the first bad one.
+pub fn parse_nets(entries: &[String]) -> Result<Vec<ipnet::IpNet>, String> {
+    entries
+        .iter()
+        .map(|e| {
+            e.parse::<ipnet::IpNet>()
+                .or_else(|_| e.parse::<IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| format!("'{e}' is not an address or CIDR"))
+        })
+        .collect()
+}
+
 /// A token bucket per key: `burst` requests at once, refilled at `per_minute`.
 #[derive(Debug)]
 pub struct RateLimiter {

@@ -1,8 +1,7 @@
-//! Who is calling: role-carrying bearer tokens (HS256 JWTs), their signing key, and the middleware
-//! that turns an `Authorization: Bearer` header into a [`Principal`] on the request, or a bare 401.
+//! Who is calling: role-carrying bearer tokens (HS256 JWTs) and their signing key. The HTTP side
+//! (`http::bearer`) turns an `Authorization: Bearer` header into a [`Principal`], or a bare 401.
 
 mod keys;
-mod middleware;
 mod token;
 
 use serde::{Deserialize, Serialize};
@@ -10,8 +9,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::clipboard::Coverage;
 pub(crate) use keys::inline_key;
 pub use keys::{Secret, load_or_create_key};
-pub(crate) use middleware::{AuthState, require_bearer};
-pub use token::{AuthError, Epoch, Issued, TokenService, TokenSpec, parse_ttl};
+pub use token::{AuthError, Issued, TokenService, TokenSpec, parse_ttl};
 
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,6 +12,7 @@ use thiserror::Error;
 use super::{Principal, Role};
 use crate::clipboard::Coverage;
 use crate::logging::refusal::Reason;
+use crate::store::Epoch;
 
 #[derive(Debug, Error)]
 pub enum AuthError {
@@ -43,16 +44,6 @@ struct Claims {
     /// client cannot widen it.
     #[serde(default, skip_serializing_if = "Coverage::is_all")]
     tabs: Coverage,
-}
-
-/// The identity of the state database that holds the revocations. A token names the epoch it
-/// was issued in and is valid only in it: a lost or deleted database comes back with a new epoch,
-/// so the tokens it had revoked cannot work again (nor, then, can any other: the owner issues new
-/// ones). `legacy` accepts tokens without an epoch, in a database older than epochs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Epoch {
-    pub id: String,
-    pub legacy: bool,
 }
 
 /// What a new token says: who, which role, for how long, for which audience and grant.

@@ -46,18 +46,10 @@ impl TrustedProxies {
 
     /// `entries`: addresses or CIDRs; the error names the first bad one.
     pub fn parse(entries: &[String]) -> Result<Self, String> {
-        entries
-            .iter()
-            .map(|e| {
-                e.parse::<IpNet>()
-                    .or_else(|_| e.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| format!("'{e}' is not an address or CIDR"))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(|nets| Self {
-                nets,
-                ..Self::default()
-            })
+        crate::limit::parse_nets(entries).map(|nets| Self {
+            nets,
+            ..Self::default()
+        })
     }
 
     pub fn trusts(&self, ip: IpAddr) -> bool {

@@ -13,8 +13,8 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::AuthState;
 use super::health::HealthState;
-use crate::auth::AuthState;
 use crate::limit::ClientAddr;
 use crate::metrics::Metrics;
 

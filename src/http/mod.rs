@@ -1,6 +1,7 @@
 //! The HTTP surface: `/mcp` (rmcp's Streamable HTTP service behind the bearer check),
 //! `/healthz` (no auth) and, when enabled, the OAuth endpoints. Nothing else answers.
 
+mod bearer;
 mod client;
 pub mod conn;
 mod cors;
@@ -13,6 +14,8 @@ mod sessions;
 mod unread;
 
 pub use crate::limit::RateLimiter;
+pub use bearer::AuthState;
+use bearer::require_bearer;
 pub use client::TrustedProxies;
 pub use error::HttpError;
 pub use guard::{HostPolicy, OriginPolicy};
@@ -31,7 +34,6 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
-use crate::auth::{AuthState, require_bearer};
 use crate::config::{LimitSettings, ServerSettings};
 use crate::mcp::{CopyqMcp, ToolState};
 use crate::oauth::OAuthState;

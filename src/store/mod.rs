@@ -92,10 +92,20 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// The identity of the state database that holds the revocations. A token names the epoch it
+/// was issued in and is valid only in it: a lost or deleted database comes back with a new epoch,
+/// so the tokens it had revoked cannot work again (nor, then, can any other: the owner issues new
+/// ones). `legacy` accepts tokens without an epoch, in a database older than epochs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Epoch {
+    pub id: String,
+    pub legacy: bool,
+}
+
 pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
-    epoch: crate::auth::Epoch,
+    epoch: Epoch,
     /// `audit.max_bytes` (0: no cap), applied as each entry is recorded (audit.rs).
     audit_max_bytes: std::sync::atomic::AtomicU64,
     /// The file opened, as (device, inode): checked on each use, see [`Store::conn`].
@@ -174,7 +184,7 @@ pub(crate) fn hash(secret: &str) -> String {
 /// clients or a passphrase), so that upgrading disconnects nobody; a new database (e.g. after the
 /// old one was lost) accepts none of them. Decided under the write lock, so that processes opening
 /// a fresh database at once agree.
-fn epoch(conn: &Connection) -> rusqlite::Result<crate::auth::Epoch> {
+fn epoch(conn: &Connection) -> rusqlite::Result<Epoch> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let made = (|| {
         let has = |key: &str| -> rusqlite::Result<bool> {
@@ -203,7 +213,7 @@ fn epoch(conn: &Connection) -> rusqlite::Result<crate::auth::Epoch> {
                 r.get::<_, String>(0)
             })
         };
-        Ok(crate::auth::Epoch {
+        Ok(Epoch {
             id: get("epoch")?,
             legacy: get("legacy_tokens")? == "1",
         })
@@ -260,7 +270,7 @@ impl Store {
     }
 
     /// This database's epoch: tokens are valid only in the epoch they were issued in.
-    pub fn epoch(&self) -> crate::auth::Epoch {
+    pub fn epoch(&self) -> Epoch {
         self.epoch.clone()
     }
 

@@ -11,8 +11,8 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{Principal, TokenService};
-use crate::http::HttpError;
+use super::HttpError;
+use crate::auth::{Principal, TokenService};
 use crate::logging::refusal::{Reason, refused};
 use crate::public::PublicBase;
 use crate::store::Store;
