@@ -119,7 +119,7 @@ fn router(
     let router = crate::http::router(crate::http::Surface {
         tools,
         auth,
-        oauth,
+        oauth: oauth.map(crate::oauth::router),
         origins,
         limiter,
         proxies: proxies.clone(),

@@ -10,13 +10,12 @@ use clap::Parser;
 use crate::app::Application;
 use crate::clipboard::Coverage;
 use crate::config::{Overrides, Settings};
+use crate::out::outln;
 use crate::owner;
-use out::outln;
 
 mod args;
 mod checks;
 mod docs;
-pub(crate) mod out;
 use args::{
     AuditCommand, Cli, ClientsCommand, Command, Common, PassphraseCommand, TlsCommand, TokenCommand,
 };
@@ -195,7 +194,10 @@ fn tls_generate(
 }
 
 async fn serve(settings: Settings) -> Result<(), String> {
-    crate::logging::init(&settings.log);
+    crate::logging::init(
+        &settings.log.level,
+        settings.log.format == crate::config::LogFormat::Json,
+    );
     // In the log rather than on bare stderr, so that `log.format = "json"` stays JSON throughout.
     let files: Vec<String> = settings
         .files

@@ -97,7 +97,10 @@ pub async fn run(
     keep_data_dir: bool,
     passphrase: Option<String>,
 ) -> Result<(), String> {
-    crate::logging::init(&settings.log);
+    crate::logging::init(
+        &settings.log.level,
+        settings.log.format == crate::config::LogFormat::Json,
+    );
     eprintln!("starting a private headless CopyQ (Xvfb)...");
     let copyq = tokio::task::spawn_blocking(PrivateCopyq::start)
         .await

@@ -53,6 +53,7 @@ pub(crate) mod logging;
 pub(crate) mod mcp;
 pub(crate) mod metrics;
 pub mod oauth;
+pub(crate) mod out;
 pub(crate) mod owner;
 pub mod privacy;
 pub(crate) mod private;
@@ -62,3 +63,6 @@ mod shutdown;
 pub mod store;
 pub(crate) mod text;
 pub mod tls;
+
+#[cfg(test)]
+mod architecture_tests;

@@ -54,24 +54,26 @@ pub fn field_up_to(value: &str, max: usize) -> String {
 }
 
 /// Log to stderr as `[log]` says: its filter (unless `RUST_LOG`), as text or JSON lines.
-pub fn init(log: &crate::config::LogSettings) {
+/// `level` is `log.level`; `json`: `log.format = "json"`.
+pub fn init(level: &str, json: bool) {
     let filter = || {
         EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| EnvFilter::new(&log.level))
+            .unwrap_or_else(|_| EnvFilter::new(level))
             .and(filter_fn(|meta| !redacts(meta)))
     };
     let layer = fmt::layer().with_writer(std::io::stderr);
-    let _ = match log.format {
-        crate::config::LogFormat::Text => tracing_subscriber::registry()
+    let _ = if !json {
+        tracing_subscriber::registry()
             .with(
                 layer
                     .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                     .with_filter(filter()),
             )
-            .try_init(),
-        crate::config::LogFormat::Json => tracing_subscriber::registry()
+            .try_init()
+    } else {
+        tracing_subscriber::registry()
             .with(layer.json().with_filter(filter()))
-            .try_init(),
+            .try_init()
     };
 }
 

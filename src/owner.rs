@@ -7,10 +7,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::app::token_service;
 use crate::auth::{Role, TokenSpec};
-use crate::cli::out::outln;
 use crate::clipboard::Coverage;
 use crate::config::Settings;
 use crate::oauth::passphrase;
+use crate::out::outln;
 use crate::store::{Store, TokenInfo, now};
 
 mod audit;

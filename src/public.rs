@@ -154,6 +154,16 @@ fn loopback_name(host: &str, port: u16, default_port: u16) -> Option<&'static st
         .copied()
 }
 
+/// Whether `url`'s host is `localhost` or a loopback address.
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

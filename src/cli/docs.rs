@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 
 use super::args::Cli;
-use super::out::outln;
+use crate::out::outln;
 
 /// The completion script for `shell`, on stdout.
 pub(super) fn completions(shell: Shell) -> Result<(), String> {

@@ -23,8 +23,8 @@ use super::HttpError;
 use crate::auth::Principal;
 use crate::limit::RateLimiter;
 use crate::logging::refusal::{self, Reason};
-use crate::oauth::is_loopback;
 use crate::public::PublicBase;
+use crate::public::is_loopback;
 
 /// The route whose form carries its own CSRF protection, and so may come with `Origin: null`.
 const CONSENT_PATH: &str = "/authorize";

@@ -36,7 +36,6 @@ use tower_http::trace::TraceLayer;
 
 use crate::config::{LimitSettings, ServerSettings};
 use crate::mcp::{CopyqMcp, ToolState};
-use crate::oauth::OAuthState;
 
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -68,7 +67,8 @@ pub fn allowed_hosts(server: &ServerSettings) -> Option<Vec<String>> {
 pub struct Surface<'a> {
     pub tools: Arc<ToolState>,
     pub auth: AuthState,
-    pub oauth: Option<Arc<OAuthState>>,
+    /// The OAuth routes, when OAuth is on: served behind the same layers as the rest.
+    pub oauth: Option<Router>,
     pub origins: OriginPolicy,
     pub limiter: RateLimiter,
     pub proxies: TrustedProxies,
@@ -158,8 +158,7 @@ pub fn router(surface: Surface<'_>) -> Router {
         );
     }
     if let Some(oauth) = oauth {
-        app = app
-            .merge(crate::oauth::router(oauth).layer(DefaultBodyLimit::max(limits.max_form_bytes)));
+        app = app.merge(oauth.layer(DefaultBodyLimit::max(limits.max_form_bytes)));
     }
     if let Some(cors) = cors::layer(&server.allowed_origins) {
         app = app.layer(cors);

@@ -132,7 +132,7 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default();
-    let local = url::Url::parse(c.redirect_uri).is_ok_and(|u| super::is_loopback(&u));
+    let local = url::Url::parse(c.redirect_uri).is_ok_and(|u| crate::public::is_loopback(&u));
     let body = format!(
         "<p>{who} asks to use your CopyQ clipboard history through copyq-mcp.</p>\
          <p>When you decide, your browser goes back to <strong>{host}</strong>{local}:<br><code class=\"url\">{redirect}</code></p>\

@@ -26,7 +26,7 @@ pub(crate) use consent::ClientLabel;
 use consent::Consent;
 pub(crate) use pending::Pending;
 use pending::Requests;
-pub(crate) use redirect::{RedirectPolicy, is_loopback};
+pub(crate) use redirect::RedirectPolicy;
 
 use crate::auth::TokenService;
 use crate::http::HttpError;

@@ -2,21 +2,13 @@
 //! clients), without a fragment, and at an origin the owner allows (by default the Claude and
 //! ChatGPT callbacks and loopback, any port).
 
-use url::{Host, Url};
+use url::Url;
+
+use crate::public::is_loopback;
 
 #[derive(Debug, Clone)]
 pub struct RedirectPolicy {
     origins: Vec<String>,
-}
-
-/// Whether `url`'s host is `localhost` or a loopback address.
-pub fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 /// Whether the redirect URI an authorization request names is one the client registered: the

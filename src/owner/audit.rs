@@ -4,8 +4,8 @@
 use std::time::UNIX_EPOCH;
 
 use super::{open, when};
-use crate::cli::out::outln;
 use crate::config::Settings;
+use crate::out::outln;
 use crate::store::{Store, now};
 
 /// The audit log since `since` (a duration back from now, e.g. `1h`, or an RFC 3339 time).

@@ -14,8 +14,8 @@
 use url::Url;
 
 use super::super::OAuthState;
-use super::super::redirect::is_loopback;
 use super::Metadata;
+use crate::public::is_loopback;
 use crate::store::{ClientInfo, random_token};
 
 /// Redirect URIs a taken-over client keeps, newest first.

@@ -19,7 +19,7 @@ pub(crate) fn line(args: std::fmt::Arguments<'_>) {
 /// `println!` for listings, through [`line`].
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::cli::out::line(format_args!($($arg)*))
+        $crate::out::line(format_args!($($arg)*))
     };
 }
 pub(crate) use outln;
