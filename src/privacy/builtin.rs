@@ -6,9 +6,9 @@
 //! 20 times slower on a Cyrillic clipboard. The owner's patterns keep Unicode, in a set of their
 //! own that exists only when there are any.
 
+use super::automata::{Caches, Captures, Match, Regex};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use base64::Engine;
-use regex::bytes::{Captures, Match, Regex, RegexBuilder};
 
 use super::entropy::{MIN_TOKEN, is_random_token};
 use super::rule::{Gate, Rule, Shapes};
@@ -131,6 +131,8 @@ impl Builtin {
     pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
         check(patterns)?;
         let bad = |e: regex::Error| PatternError::Rules(e.to_string());
+        // regex::bytes::RegexBuilder's default size limit.
+        let limit = 10 << 20;
         let rules: Vec<&'static Rule> = OWN
             .iter()
             .chain(passwords::RULES)
@@ -138,9 +140,9 @@ impl Builtin {
             .collect();
         let regexes = rules
             .iter()
-            .map(|r| RegexBuilder::new(r.pattern).unicode(false).build())
+            .map(|r| Regex::new(r.pattern, limit))
             .collect::<Result<_, _>>()
-            .map_err(bad)?;
+            .map_err(PatternError::Rules)?;
         let mut words: Vec<&str> = Vec::new();
         let mut word_rules: Vec<Vec<usize>> = Vec::new();
         for (i, r) in rules.iter().enumerate() {
@@ -181,9 +183,11 @@ impl Builtin {
     fn open(&self, bytes: &[u8]) -> Vec<usize> {
         let shapes = Shapes::of(bytes);
         let mut on: Vec<bool> = self.rules.iter().map(|r| shapes.open(r.gate)).collect();
-        for m in self.words.find_overlapping_iter(bytes) {
-            for &r in &self.word_rules[m.pattern().as_usize()] {
-                on[r] = true;
+        if self.words.is_match(bytes) {
+            for m in self.words.find_overlapping_iter(bytes) {
+                for &r in &self.word_rules[m.pattern().as_usize()] {
+                    on[r] = true;
+                }
             }
         }
         (0..on.len())
@@ -191,11 +195,12 @@ impl Builtin {
             .collect()
     }
 
-    pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {
+    pub fn find<'r>(&'r self, text: &str, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
         for i in self.open(bytes) {
             let rule = self.rules[i];
-            for caps in self.regexes[i].captures_iter(bytes) {
+            let cache = caches.of(&self.regexes, i);
+            for caps in self.regexes[i].captures_iter(cache, bytes) {
                 if let Some((start, end)) = (rule.judge)(&caps, text) {
                     out.push(Span::new(start, end, rule.kind, rule.rank));
                 }

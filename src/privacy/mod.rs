@@ -14,12 +14,14 @@
 //! A text with no candidate costs one Aho-Corasick pass and one `RegexSet` pass, and comes back
 //! borrowed, unchanged.
 
+mod automata;
 mod builtin;
 mod context;
 #[cfg(test)]
 mod corpus;
 mod entropy;
 mod gitleaks;
+mod lead;
 mod numbers;
 mod passwords;
 mod rule;
@@ -94,6 +96,15 @@ pub struct Redactor {
     gitleaks: &'static gitleaks::Gitleaks,
     builtin: builtin::Builtin,
     seen: Mutex<Seen>,
+    /// The automata the rules have built so far, one set per call running at once: a call takes
+    /// one and puts it back, so what an earlier call built serves the next, on any thread.
+    scratch: Mutex<Vec<Scratch>>,
+}
+
+#[derive(Default)]
+struct Scratch {
+    gitleaks: automata::Caches,
+    builtin: automata::Caches,
 }
 
 /// Texts already redacted, by their whole content (so a hit is exact, never a hash's guess), with
@@ -167,14 +178,18 @@ impl Redactor {
             gitleaks: vendored()?,
             builtin: builtin::Builtin::new(patterns)?,
             seen: Mutex::default(),
+            scratch: Mutex::default(),
         })
     }
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
     pub fn spans(&self, text: &str) -> Vec<Span<'_>> {
+        let pool = || self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut scratch = pool().pop().unwrap_or_default();
         let mut found = Vec::new();
-        self.gitleaks.find(text, &mut found);
-        self.builtin.find(text, &mut found);
+        self.gitleaks.find(text, &mut scratch.gitleaks, &mut found);
+        self.builtin.find(text, &mut scratch.builtin, &mut found);
+        pool().push(scratch);
         merge(text, found)
     }
 
