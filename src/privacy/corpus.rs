@@ -170,7 +170,7 @@ fn builtin_rules_add_what_gitleaks_rules_miss() {
     for (name, corpus) in [("tuning", TUNING), ("held-out", HELD_OUT)] {
         let alone = Score::with(corpus, |text| {
             let mut found = Vec::new();
-            rules.find(text, &mut caches.borrow_mut(), &mut found);
+            rules.find(text, true, &mut caches.borrow_mut(), &mut found);
             merge(text, found)
         });
         let (theirs, _, _) = alone.report(&format!("{name}, gitleaks rules alone"));

@@ -78,7 +78,8 @@ pub struct Gitleaks {
     regexes: Vec<automata::Regex>,
     global: Allow,
     keywords: AhoCorasick,
-    /// For each keyword of `keywords`, the rules it enables.
+    /// `keywords`' words, and for each the rules it enables.
+    words: Vec<String>,
     keyword_rules: Vec<Vec<usize>>,
 }
 
@@ -199,10 +200,11 @@ impl Gitleaks {
                     .collect(),
             });
         }
-        // A DFA: the fastest search, and 244 short keywords keep it small.
+        // Searched only in texts the redactor's one-pass word check found a word in: a compact
+        // NFA, where a DFA would hold about a megabyte for every gateway's idle life.
         let keywords = AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&words)
             .map_err(|e| e.to_string())?;
         let global = Allow::parse(file.allowlist).unwrap_or(Allow {
@@ -215,6 +217,7 @@ impl Gitleaks {
             regexes,
             global,
             keywords,
+            words,
             keyword_rules,
         };
         Ok((set, failed))
@@ -224,11 +227,14 @@ impl Gitleaks {
         self.rules.len()
     }
 
-    /// The rules whose keywords occur in `text`.
-    fn candidates(&self, text: &[u8]) -> Vec<usize> {
-        // Most texts hold no keyword: the plain search says so at half the cost of the
-        // overlapping one, which runs only when there is something to find.
-        if !self.keywords.is_match(text) {
+    /// The rules' keywords (any case).
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// The rules whose keywords occur in `text`; `any`: whether any keyword might.
+    fn candidates(&self, text: &[u8], any: bool) -> Vec<usize> {
+        if !any {
             return Vec::new();
         }
         let mut on = vec![false; self.rules.len()];
@@ -241,9 +247,10 @@ impl Gitleaks {
     }
 
     /// Every secret the rules find in `text`, as byte spans.
-    pub fn find<'r>(&'r self, text: &str, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
+    /// `any`: whether `text` may hold a keyword (see [`super::Redactor::spans`]).
+    pub fn find<'r>(&'r self, text: &str, any: bool, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
-        for r in self.candidates(bytes) {
+        for r in self.candidates(bytes, any) {
             let rule = &self.rules[r];
             let cache = caches.of(&self.regexes, r);
             let mut after = 0;
