@@ -6,9 +6,9 @@
 //! 20 times slower on a Cyrillic clipboard. The owner's patterns keep Unicode, in a set of their
 //! own that exists only when there are any.
 
+use super::automata::{Caches, Captures, Match, Regex};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use base64::Engine;
-use regex::bytes::{Captures, Match, Regex, RegexBuilder};
 
 use super::entropy::{MIN_TOKEN, is_random_token};
 use super::rule::{Gate, Rule, Shapes};
@@ -110,6 +110,7 @@ pub struct Builtin {
     regexes: Vec<Regex>,
     /// Every rule's gate words, and for each word the rules it opens.
     words: AhoCorasick,
+    word_list: Vec<&'static str>,
     word_rules: Vec<Vec<usize>>,
     custom: Option<(regex::RegexSet, Vec<regex::Regex>)>,
 }
@@ -131,6 +132,8 @@ impl Builtin {
     pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
         check(patterns)?;
         let bad = |e: regex::Error| PatternError::Rules(e.to_string());
+        // regex::bytes::RegexBuilder's default size limit.
+        let limit = 10 << 20;
         let rules: Vec<&'static Rule> = OWN
             .iter()
             .chain(passwords::RULES)
@@ -138,28 +141,29 @@ impl Builtin {
             .collect();
         let regexes = rules
             .iter()
-            .map(|r| RegexBuilder::new(r.pattern).unicode(false).build())
+            .map(|r| Regex::new(r.pattern, limit))
             .collect::<Result<_, _>>()
-            .map_err(bad)?;
-        let mut words: Vec<&str> = Vec::new();
+            .map_err(PatternError::Rules)?;
+        let mut word_list: Vec<&'static str> = Vec::new();
         let mut word_rules: Vec<Vec<usize>> = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             let Gate::Words(ws) = r.gate else { continue };
             for w in ws {
-                match words.iter().position(|x| x.eq_ignore_ascii_case(w)) {
+                match word_list.iter().position(|x| x.eq_ignore_ascii_case(w)) {
                     Some(at) => word_rules[at].push(i),
                     None => {
-                        words.push(w);
+                        word_list.push(w);
                         word_rules.push(vec![i]);
                     }
                 }
             }
         }
-        // A DFA, built now: the first request pays nothing more than the thousandth.
+        // Built now (the first request pays nothing more than the thousandth); searched only in
+        // texts the redactor's one-pass word check found a word in, so a compact NFA.
         let words = AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&words)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(&word_list)
             .map_err(|e| PatternError::Rules(e.to_string()))?;
         let custom = if patterns.is_empty() {
             None
@@ -172,18 +176,26 @@ impl Builtin {
             rules,
             regexes,
             words,
+            word_list,
             word_rules,
             custom,
         })
     }
 
-    /// The rules whose gate `text` opens.
-    fn open(&self, bytes: &[u8]) -> Vec<usize> {
+    /// The rules' gate words (ASCII in any case).
+    pub fn words(&self) -> &[&'static str] {
+        &self.word_list
+    }
+
+    /// The rules whose gate `text` opens; `any`: whether `text` may hold a gate word.
+    fn open(&self, bytes: &[u8], any: bool) -> Vec<usize> {
         let shapes = Shapes::of(bytes);
         let mut on: Vec<bool> = self.rules.iter().map(|r| shapes.open(r.gate)).collect();
-        for m in self.words.find_overlapping_iter(bytes) {
-            for &r in &self.word_rules[m.pattern().as_usize()] {
-                on[r] = true;
+        if any {
+            for m in self.words.find_overlapping_iter(bytes) {
+                for &r in &self.word_rules[m.pattern().as_usize()] {
+                    on[r] = true;
+                }
             }
         }
         (0..on.len())
@@ -191,11 +203,13 @@ impl Builtin {
             .collect()
     }
 
-    pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {
+    /// `any`: whether `text` may hold a gate word (see [`super::Redactor::spans`]).
+    pub fn find<'r>(&'r self, text: &str, any: bool, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
-        for i in self.open(bytes) {
+        for i in self.open(bytes, any) {
             let rule = self.rules[i];
-            for caps in self.regexes[i].captures_iter(bytes) {
+            let cache = caches.of(&self.regexes, i);
+            for caps in self.regexes[i].captures_iter(cache, bytes) {
                 if let Some((start, end)) = (rule.judge)(&caps, text) {
                     out.push(Span::new(start, end, rule.kind, rule.rank));
                 }

@@ -2,7 +2,7 @@
 //! (English and Russian), session cookies, signed or token-bearing URL parameters (Azure SAS
 //! `sig=`), WireGuard private and preshared keys. Each rule captures the secret as `v`.
 
-use regex::bytes::Captures;
+use super::automata::Captures;
 
 use super::passwords::placeholder;
 use super::rule::{Gate, Rule};

@@ -4,7 +4,10 @@
 //! rule's capture group, then its entropy floor and allowlists.
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::RegexBuilder;
+
+use super::automata::{self, Caches};
+use super::lead::{lead_start, without_lead};
 use serde::Deserialize;
 
 use super::Span;
@@ -53,7 +56,7 @@ enum Target {
 }
 
 struct Allow {
-    regexes: Vec<Regex>,
+    regexes: Vec<regex::bytes::Regex>,
     /// One automaton over all the stopwords (`generic-api-key` has about 1,500).
     stopwords: Option<AhoCorasick>,
     target: Target,
@@ -61,7 +64,8 @@ struct Allow {
 
 struct Rule {
     id: String,
-    regex: Regex,
+    /// How many bytes of `[\w.-]` the rule's lazy lead (stripped from its regex) may take.
+    lead: usize,
     entropy: Option<f64>,
     group: Option<usize>,
     allow: Vec<Allow>,
@@ -70,19 +74,24 @@ struct Rule {
 /// The compiled rule set.
 pub struct Gitleaks {
     rules: Vec<Rule>,
+    /// `rules[i]`'s regex, apart so that [`Caches`] can index them.
+    regexes: Vec<automata::Regex>,
     global: Allow,
     keywords: AhoCorasick,
-    /// For each keyword of `keywords`, the rules it enables.
+    /// `keywords`' words, and for each the rules it enables.
+    words: Vec<String>,
     keyword_rules: Vec<Vec<usize>>,
 }
 
 /// RE2's `\w`, `\d`, `\s` and `\b` are ASCII: so are these, which also keeps the automata small.
-fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+fn compile(pattern: &str) -> Result<regex::bytes::Regex, regex::Error> {
     RegexBuilder::new(pattern)
         .unicode(false)
-        .size_limit(1 << 24)
+        .size_limit(SIZE_LIMIT)
         .build()
 }
+
+const SIZE_LIMIT: usize = 1 << 24;
 
 impl Allow {
     fn parse(raw: RawAllow) -> Option<Self> {
@@ -156,12 +165,14 @@ impl Gitleaks {
     pub fn load() -> Result<(Self, usize), String> {
         let file: File = toml::from_str(RULES).map_err(|e| e.to_string())?;
         let mut rules = Vec::new();
+        let mut regexes = Vec::new();
         let mut failed = 0;
         let mut words: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
         for raw in file.rules {
             let Some(pattern) = raw.regex else { continue };
-            let Ok(regex) = compile(&pattern) else {
+            let (pattern, lead) = without_lead(&pattern);
+            let Ok(regex) = automata::Regex::new(&pattern, SIZE_LIMIT) else {
                 failed += 1;
                 continue;
             };
@@ -176,9 +187,10 @@ impl Gitleaks {
                     }
                 }
             }
+            regexes.push(regex);
             rules.push(Rule {
                 id: raw.id,
-                regex,
+                lead,
                 entropy: raw.entropy,
                 group: raw.secret_group,
                 allow: raw
@@ -188,10 +200,11 @@ impl Gitleaks {
                     .collect(),
             });
         }
-        // A DFA: the fastest search, and 244 short keywords keep it small.
+        // Searched only in texts the redactor's one-pass word check found a word in: a compact
+        // NFA, where a DFA would hold about a megabyte for every gateway's idle life.
         let keywords = AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&words)
             .map_err(|e| e.to_string())?;
         let global = Allow::parse(file.allowlist).unwrap_or(Allow {
@@ -201,8 +214,10 @@ impl Gitleaks {
         });
         let set = Self {
             rules,
+            regexes,
             global,
             keywords,
+            words,
             keyword_rules,
         };
         Ok((set, failed))
@@ -212,14 +227,18 @@ impl Gitleaks {
         self.rules.len()
     }
 
-    /// The rules whose keywords occur in `text`.
-    fn candidates(&self, text: &[u8]) -> Vec<usize> {
-        let mut hits = self.keywords.find_overlapping_iter(text).peekable();
-        if hits.peek().is_none() {
+    /// The rules' keywords (any case).
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// The rules whose keywords occur in `text`; `any`: whether any keyword might.
+    fn candidates(&self, text: &[u8], any: bool) -> Vec<usize> {
+        if !any {
             return Vec::new();
         }
         let mut on = vec![false; self.rules.len()];
-        for m in hits {
+        for m in self.keywords.find_overlapping_iter(text) {
             for &r in &self.keyword_rules[m.pattern().as_usize()] {
                 on[r] = true;
             }
@@ -228,12 +247,17 @@ impl Gitleaks {
     }
 
     /// Every secret the rules find in `text`, as byte spans.
-    pub fn find<'r>(&'r self, text: &str, out: &mut Vec<Span<'r>>) {
+    /// `any`: whether `text` may hold a keyword (see [`super::Redactor::spans`]).
+    pub fn find<'r>(&'r self, text: &str, any: bool, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
-        for r in self.candidates(bytes) {
+        for r in self.candidates(bytes, any) {
             let rule = &self.rules[r];
-            for caps in rule.regex.captures_iter(bytes) {
+            let cache = caches.of(&self.regexes, r);
+            let mut after = 0;
+            for caps in self.regexes[r].captures_iter(cache, bytes) {
                 let Some(whole) = caps.get(0) else { continue };
+                let whole = whole.widened(lead_start(bytes, whole.start(), rule.lead, after));
+                after = whole.end();
                 let secret = match rule.group {
                     Some(g) => caps.get(g),
                     None => caps.iter().skip(1).flatten().find(|m| !m.is_empty()),
@@ -256,7 +280,7 @@ impl Gitleaks {
         secret: &[u8],
         matched: &[u8],
         text: &[u8],
-        whole: regex::bytes::Match,
+        whole: automata::Match,
     ) -> bool {
         if let Some(floor) = rule.entropy {
             if shannon(secret) <= floor {

@@ -11,15 +11,17 @@
 //!   `password:` in chat), and [`context`]: one-time codes, session cookies, signed URLs,
 //!   WireGuard keys. Their rules join `builtin`'s in one `RegexSet` pass.
 //!
-//! A text with no candidate costs one Aho-Corasick pass and one `RegexSet` pass, and comes back
-//! borrowed, unchanged.
+//! A text with no candidate costs one Aho-Corasick pass over both rule sets' words and one byte
+//! loop over its shapes, and comes back borrowed, unchanged.
 
+mod automata;
 mod builtin;
 mod context;
 #[cfg(test)]
 mod corpus;
 mod entropy;
 mod gitleaks;
+mod lead;
 mod numbers;
 mod passwords;
 mod rule;
@@ -31,6 +33,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde::Deserialize;
 
 /// Shown in place of an item CopyQ marks as coming from a password manager.
@@ -94,6 +97,18 @@ pub struct Redactor {
     gitleaks: &'static gitleaks::Gitleaks,
     builtin: builtin::Builtin,
     seen: Mutex<Seen>,
+    /// The automata the rules have built so far, one set per call running at once: a call takes
+    /// one and puts it back, so what an earlier call built serves the next, on any thread.
+    scratch: Mutex<Vec<Scratch>>,
+    /// Both rule sets' words in one automaton: most texts hold none, and one plain search says
+    /// so where each set's overlapping search would read the text again.
+    any_word: AhoCorasick,
+}
+
+#[derive(Default)]
+struct Scratch {
+    gitleaks: automata::Caches,
+    builtin: automata::Caches,
 }
 
 /// Texts already redacted, by their whole content (so a hit is exact, never a hash's guess), with
@@ -163,18 +178,34 @@ impl std::fmt::Debug for Redactor {
 impl Redactor {
     /// The vendored rules and the owner's `patterns` (Rust `regex` syntax, kind `custom`).
     pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
+        let gitleaks = vendored()?;
+        let builtin = builtin::Builtin::new(patterns)?;
+        let words = gitleaks.words().iter().map(String::as_str);
+        let any_word = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(words.chain(builtin.words().iter().copied()))
+            .map_err(|e| PatternError::Rules(e.to_string()))?;
         Ok(Self {
-            gitleaks: vendored()?,
-            builtin: builtin::Builtin::new(patterns)?,
+            gitleaks,
+            builtin,
             seen: Mutex::default(),
+            scratch: Mutex::default(),
+            any_word,
         })
     }
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
     pub fn spans(&self, text: &str) -> Vec<Span<'_>> {
+        let pool = || self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut scratch = pool().pop().unwrap_or_default();
+        let any = self.any_word.is_match(text);
         let mut found = Vec::new();
-        self.gitleaks.find(text, &mut found);
-        self.builtin.find(text, &mut found);
+        self.gitleaks
+            .find(text, any, &mut scratch.gitleaks, &mut found);
+        self.builtin
+            .find(text, any, &mut scratch.builtin, &mut found);
+        pool().push(scratch);
         merge(text, found)
     }
 

@@ -3,7 +3,7 @@
 //! command's password flag; a `.netrc` entry; `password:` / `пароль:` in chat and notes.
 //! Each rule captures the value as `q` (in double quotes), `s` (single quotes) or `v` (bare).
 
-use regex::bytes::{Captures, Match};
+use super::automata::{Captures, Match};
 
 use super::rule::{Gate, Rule};
 use super::words::{NOT_A_PASSWORD, PROSE, WORDS_FOR_NONE};

@@ -5,7 +5,7 @@
 //! The gates cost one Aho-Corasick pass and one byte loop per text, with nothing built lazily,
 //! so a text with no candidate costs the same on the first request as on the thousandth.
 
-use regex::bytes::Captures;
+use super::automata::Captures;
 
 /// `(captures, text) -> the secret's byte span`, or `None` when the match is not a secret.
 pub type Judge = fn(&Captures, &str) -> Option<(usize, usize)>;

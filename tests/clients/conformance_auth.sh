@@ -104,9 +104,8 @@ cat >"$work/driver.py" <<'PYEOF'
 """Driver for conformance_auth.sh (stdlib only): registers a client, runs the suite, answers
 its consent page, collects checks.json, then runs the extra checks."""
 import base64, glob, hashlib, http.client, json, os, queue, re, secrets, socket, subprocess, sys, threading, time
-from html.parser import HTMLParser
 from http.cookies import SimpleCookie
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 E = os.environ
 ISSUER, PASSPHRASE, RESOURCE, ROLE = E["CA_ISSUER"], E["CA_PASSPHRASE"], E["CA_RESOURCE"], E["CA_ROLE"]
@@ -160,52 +159,9 @@ def req(method, url, body=None, headers=None):
 
 
 # ---- consent page ---------------------------------------------------------------------
-class FormParser(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.forms, self.cur = [], None
-
-    def handle_starttag(self, tag, attrs):
-        a = {k.lower(): (v or "") for k, v in attrs}
-        if tag == "form":
-            self.cur = {"attrs": a, "fields": []}
-            self.forms.append(self.cur)
-        elif self.cur is not None and tag in ("input", "button"):
-            a.setdefault("type", "text" if tag == "input" else "submit")
-            self.cur["fields"].append(a)
-
-    handle_startendtag = handle_starttag
-
-    def handle_endtag(self, tag):
-        if tag == "form":
-            self.cur = None
-
-
-def consent_form(page, page_url, passphrase, role, action):
-    p = FormParser()
-    p.feed(page)
-    forms = [f for f in p.forms if f["attrs"].get("method", "get").lower() == "post"]
-    if len(forms) != 1:
-        raise AssertionError(f"consent page has {len(forms)} <form method=post>, want 1: {snippet(page)}")
-    f = forms[0]
-    data, pw, roles, actions = {}, [], [], []
-    for a in f["fields"]:
-        t, n = a["type"].lower(), a.get("name")
-        if t == "hidden" and n:
-            data[n] = a.get("value", "")
-        elif t == "password":
-            pw.append(n)
-        elif t == "radio" and n == "role":
-            roles.append(a.get("value"))
-        elif t == "submit" and n == "action":
-            actions.append(a.get("value"))
-    for need in ("request_id", "csrf"):
-        if need not in data:
-            raise AssertionError(f"consent form lacks hidden {need}")
-    if "passphrase" not in pw or role not in roles or action not in actions:
-        raise AssertionError(f"consent form: password inputs {pw}, role radios {roles}, action buttons {actions}")
-    data.update(passphrase=passphrase, role=role, action=action)
-    return urljoin(page_url, f["attrs"].get("action") or urlsplit(page_url).path), data
+# The form is read by the helper tests/clients/py_oauth.py uses too.
+sys.path.insert(0, os.environ["CA_HELPERS"])
+from consent_form import parse_consent_form as consent_form  # noqa: E402
 
 
 def cookies_of(r):
@@ -612,7 +568,7 @@ PYEOF
 set +e
 CA_ISSUER="$ISSUER" CA_PASSPHRASE="$PASSPHRASE" CA_RESOURCE="$RESOURCE" CA_ROLE="$ROLE" \
 CA_CLIENT_ID="$CLIENT_ID" CA_PORT="$PORT" CA_SPEC_VERSION="$SPEC_VERSION" CA_EXTRA="$EXTRA" \
-CA_TIMEOUT="$TIMEOUT" CA_WORK="$work" CA_NODE="$NODE" CA_SUITE="$SUITE" \
+CA_TIMEOUT="$TIMEOUT" CA_WORK="$work" CA_NODE="$NODE" CA_SUITE="$SUITE" CA_HELPERS="$here" \
     "$PY" "$work/driver.py"
 rc=$?
 set -e

