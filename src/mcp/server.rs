@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{ToolState, read, validate, write};
+use super::{ToolState, read, structured, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -60,9 +60,12 @@ impl ServerHandler for CopyqMcp {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = principal(&ctx)
+        let mut tools = principal(&ctx)
             .map(|p| tools_for(p.role))
             .unwrap_or_default();
+        if self.structured(&ctx) {
+            structured::add_schemas(&mut tools);
+        }
         // The list depends on the caller's role, so no shared cache may keep it.
         Ok(ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private))
     }
@@ -101,6 +104,9 @@ impl ServerHandler for CopyqMcp {
             let code = outcome.as_ref().map_or_else(|e| e.code(), |_| "ok");
             metrics.tool_call(&request.name, &mode, code, started.elapsed());
         }
+        let json = self
+            .structured(&ctx)
+            .then(|| structured::content(&request.name, &args, &outcome));
         let result = match outcome {
             Ok(text) => {
                 tracing::info!(
@@ -119,11 +125,20 @@ impl ServerHandler for CopyqMcp {
                 CallToolResult::error(vec![ContentBlock::text(e.line())])
             }
         };
-        Ok(result.into())
+        Ok(match json {
+            Some(value) => structured::attach(result, value),
+            None => result,
+        }
+        .into())
     }
 }
 
 impl CopyqMcp {
+    /// Whether this request gets structured results: on in `[mcp]` and known to its version.
+    fn structured(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        self.tools.surface.structured && structured::supported(ctx)
+    }
+
     async fn dispatch(
         &self,
         name: &str,

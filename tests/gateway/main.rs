@@ -17,5 +17,6 @@ mod lan;
 mod observability;
 mod sharp_edges;
 mod socket_protocol;
+mod structured;
 mod tls;
 mod trust;
