@@ -186,6 +186,8 @@ pub struct MetricsSettings {
 pub struct McpSettings {
     /// `outputSchema` and `structuredContent` for clients on 2025-06-18 and later.
     pub structured: bool,
+    /// `search` and `fetch` in ChatGPT's shapes, for read and write tokens.
+    pub chatgpt_tools: bool,
 }
 
 impl LimitSettings {

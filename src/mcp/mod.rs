@@ -6,6 +6,7 @@
 
 mod args;
 mod catalog;
+mod chatgpt;
 mod error;
 mod format;
 mod mask;

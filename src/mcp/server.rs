@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{ToolState, read, structured, validate, write};
+use super::{ToolState, chatgpt, read, structured, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -63,6 +63,9 @@ impl ServerHandler for CopyqMcp {
         let mut tools = principal(&ctx)
             .map(|p| tools_for(p.role))
             .unwrap_or_default();
+        if self.tools.surface.chatgpt_tools && !tools.is_empty() {
+            tools.extend(chatgpt::tools());
+        }
         if self.structured(&ctx) {
             structured::add_schemas(&mut tools);
         }
@@ -78,7 +81,8 @@ impl ServerHandler for CopyqMcp {
         let Some(principal) = principal(&ctx) else {
             return Err(no_such_tool());
         };
-        if !allowed(principal.role, &request.name) {
+        let chatgpt = self.tools.surface.chatgpt_tools && chatgpt::is_tool(&request.name);
+        if !allowed(principal.role, &request.name) && !chatgpt {
             return Err(no_such_tool());
         }
         let args = request.arguments.unwrap_or_default();
@@ -106,7 +110,8 @@ impl ServerHandler for CopyqMcp {
         }
         let json = self
             .structured(&ctx)
-            .then(|| structured::content(&request.name, &args, &outcome));
+            .then(|| structured::content(&request.name, &args, &outcome))
+            .flatten();
         let result = match outcome {
             Ok(text) => {
                 tracing::info!(
@@ -149,6 +154,9 @@ impl CopyqMcp {
             READ_TOOL => read::call(&self.tools, &principal.tabs, args).await,
             WRITE_TOOL => write::call(&self.tools, principal, args).await,
             VALIDATE_TOOL => validate::call(&self.tools, principal, args).await,
+            chatgpt::SEARCH_TOOL | chatgpt::FETCH_TOOL => {
+                chatgpt::call(&self.tools, &principal.tabs, name, args).await
+            }
             _ => unreachable_tool(name),
         }
     }

@@ -8,6 +8,7 @@ mod support;
 mod adversarial;
 mod auth;
 mod binary;
+mod chatgpt;
 mod clients;
 mod default_config;
 mod doctor;

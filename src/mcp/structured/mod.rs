@@ -17,7 +17,7 @@ use rmcp::model::{CallToolResult, ProtocolVersion, Tool};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
-use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
+use super::catalog::{READ_TOOL, WRITE_TOOL};
 use super::error::ToolError;
 use super::read::ReadQuery;
 
@@ -35,24 +35,34 @@ pub fn add_schemas(tools: &mut [Tool]) {
 
 /// The JSON of a reply of the tool `name` called with `args`: the text's fields, or the error's
 /// code and message.
-pub fn content(name: &str, args: &Map<String, Value>, reply: &Result<String, ToolError>) -> Value {
+/// `None` for a tool without an output schema.
+pub fn content(
+    name: &str,
+    args: &Map<String, Value>,
+    reply: &Result<String, ToolError>,
+) -> Option<Value> {
+    schema::of(name)?;
     let text = match reply {
         Ok(text) => text,
         Err(e) => {
             let line = e.line();
             let message = line.splitn(3, '|').nth(2).unwrap_or("");
-            return json!({"error": {"code": e.code(), "message": message}});
+            return Some(json!({"error": {"code": e.code(), "message": message}}));
         }
     };
-    match name {
-        READ_TOOL => match ReadQuery::parse(args) {
-            Ok(query) => read::reply(&query, text),
-            // The call ran, so its arguments parsed; keep a reply regardless.
-            Err(_) => json!({}),
-        },
+    Some(match name {
+        READ_TOOL => read_reply(args, text),
         WRITE_TOOL => write::reply(text),
-        VALIDATE_TOOL => write::validation(text),
-        _ => json!({}),
+        _ => write::validation(text),
+    })
+}
+
+/// The JSON of an `mcp_read` reply `text` to a call with `args`.
+pub fn read_reply(args: &Map<String, Value>, text: &str) -> Value {
+    match ReadQuery::parse(args) {
+        Ok(query) => read::reply(&query, text),
+        // The call ran, so its arguments parsed; keep a reply regardless.
+        Err(_) => json!({}),
     }
 }
 
