@@ -10,6 +10,7 @@ mod chatgpt;
 mod error;
 mod format;
 mod mask;
+mod presentation;
 mod protocol;
 mod read;
 mod server;

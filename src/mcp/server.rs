@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -17,7 +18,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{ToolState, chatgpt, read, structured, validate, write};
+use super::{ToolState, chatgpt, presentation, read, structured, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -55,6 +56,17 @@ impl ServerHandler for CopyqMcp {
             .with_instructions(INSTRUCTIONS)
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        presentation::server_info(&mut result.server_info, &result.protocol_version);
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -69,6 +81,7 @@ impl ServerHandler for CopyqMcp {
         if self.structured(&ctx) {
             structured::add_schemas(&mut tools);
         }
+        presentation::tool_icons(&ctx, &mut tools);
         // The list depends on the caller's role, so no shared cache may keep it.
         Ok(ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private))
     }

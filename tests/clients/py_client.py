@@ -6,7 +6,7 @@ interpreter of the venv to test (target/clients/py1 or py2, see install.sh).
 
     py_client.py --url URL --token TOKEN list
         -> {"tools": [{"name": ..., "title": ..., "description": ..., "annotations": {...}}, ...]}
-           (plus "outputSchema" for a tool that has one)
+           (plus "outputSchema" and "icons" for a tool that has them)
     py_client.py --url URL --token TOKEN call NAME JSON_ARGS
         -> {"isError": bool, "text": "<text content blocks joined with \\n>"}
            plus "structured": <structuredContent> when the server sent one (the 2.x SDK
@@ -74,6 +74,9 @@ def _tool_json(tool) -> dict:
     output_schema = getattr(tool, "output_schema", None) if MCP_MAJOR >= 2 else getattr(tool, "outputSchema", None)
     if output_schema is not None:
         out["outputSchema"] = output_schema
+    icons = getattr(tool, "icons", None)
+    if icons:
+        out["icons"] = [_dump(i) for i in icons]
     return out
 
 

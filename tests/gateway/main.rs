@@ -13,6 +13,7 @@ mod clients;
 mod default_config;
 mod doctor;
 mod hardening;
+mod icons;
 mod idle;
 mod lan;
 mod observability;
