@@ -17,7 +17,7 @@ pub use sections::{
     AuditSettings, AuthSettings, BackendKind, ClipboardSettings, CopyqSettings, LimitSettings,
     LogSettings, OAuthSettings, PrivacySettings, ServerSettings, TlsSettings,
 };
-pub use sections::{LogFormat, MetricsSettings};
+pub use sections::{LogFormat, McpSettings, MetricsSettings};
 
 const DEFAULTS: &str = include_str!("../config/default.toml");
 const ENV_PREFIX: &str = "COPYQ_MCP";
@@ -46,6 +46,7 @@ pub struct Settings {
     pub privacy: PrivacySettings,
     pub log: LogSettings,
     pub metrics: MetricsSettings,
+    pub mcp: McpSettings,
     /// The config files read, in layering order (the default file, then `--config`): for the
     /// commands that say which setup they used, and `doctor`.
     #[serde(skip)]

@@ -61,7 +61,8 @@ pub(super) fn tool_state(
     Ok(ToolState::new(backend, roots)
         .with_privacy(privacy)
         .with_audit(store.clone())
-        .with_metrics(settings.metrics.enabled))
+        .with_metrics(settings.metrics.enabled)
+        .with_surface(settings.mcp))
 }
 
 /// The token service for tokens issued from the command line (audience `auth.audience`).

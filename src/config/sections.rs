@@ -180,6 +180,16 @@ pub struct MetricsSettings {
     pub enabled: bool,
 }
 
+/// `[mcp]`: the optional MCP surfaces beyond the three tools' text replies.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSettings {
+    /// `outputSchema` and `structuredContent` for clients on 2025-06-18 and later.
+    pub structured: bool,
+    /// `search` and `fetch` in ChatGPT's shapes, for read and write tokens.
+    pub chatgpt_tools: bool,
+}
+
 impl LimitSettings {
     /// Every limit is above 0.
     pub(super) fn check(&self) -> Result<(), ConfigError> {

@@ -6,11 +6,15 @@
 
 mod args;
 mod catalog;
+mod chatgpt;
 mod error;
 mod format;
 mod mask;
+mod presentation;
+mod protocol;
 mod read;
 mod server;
+mod structured;
 mod validate;
 mod write;
 
@@ -38,6 +42,8 @@ pub struct ToolState {
     pub version_key: [u8; 32],
     /// Prometheus metrics (`[metrics] enabled`): tool calls here, HTTP requests in `http`.
     pub metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
+    /// Which optional MCP surfaces are on (`[mcp]`).
+    pub surface: crate::config::McpSettings,
 }
 
 /// 32 random bytes; if the system cannot give them (it always can where the gateway runs), a key
@@ -62,11 +68,17 @@ impl ToolState {
             privacy: crate::privacy::Privacy::off(),
             version_key: random_key(),
             metrics: None,
+            surface: crate::config::McpSettings::default(),
         }
     }
 
     pub fn with_metrics(mut self, enabled: bool) -> Self {
         self.metrics = enabled.then(|| std::sync::Arc::new(crate::metrics::Metrics::new()));
+        self
+    }
+
+    pub fn with_surface(mut self, surface: crate::config::McpSettings) -> Self {
+        self.surface = surface;
         self
     }
 

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -17,7 +18,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{ToolState, read, validate, write};
+use super::{ToolState, chatgpt, presentation, read, structured, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -55,14 +56,32 @@ impl ServerHandler for CopyqMcp {
             .with_instructions(INSTRUCTIONS)
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        presentation::server_info(&mut result.server_info, &result.protocol_version);
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = principal(&ctx)
+        let mut tools = principal(&ctx)
             .map(|p| tools_for(p.role))
             .unwrap_or_default();
+        if self.tools.surface.chatgpt_tools && !tools.is_empty() {
+            tools.extend(chatgpt::tools());
+        }
+        if self.structured(&ctx) {
+            structured::add_schemas(&mut tools);
+        }
+        presentation::tool_icons(&ctx, &mut tools);
         // The list depends on the caller's role, so no shared cache may keep it.
         Ok(ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private))
     }
@@ -75,7 +94,8 @@ impl ServerHandler for CopyqMcp {
         let Some(principal) = principal(&ctx) else {
             return Err(no_such_tool());
         };
-        if !allowed(principal.role, &request.name) {
+        let chatgpt = self.tools.surface.chatgpt_tools && chatgpt::is_tool(&request.name);
+        if !allowed(principal.role, &request.name) && !chatgpt {
             return Err(no_such_tool());
         }
         let args = request.arguments.unwrap_or_default();
@@ -101,6 +121,10 @@ impl ServerHandler for CopyqMcp {
             let code = outcome.as_ref().map_or_else(|e| e.code(), |_| "ok");
             metrics.tool_call(&request.name, &mode, code, started.elapsed());
         }
+        let json = self
+            .structured(&ctx)
+            .then(|| structured::content(&request.name, &args, &outcome))
+            .flatten();
         let result = match outcome {
             Ok(text) => {
                 tracing::info!(
@@ -119,11 +143,20 @@ impl ServerHandler for CopyqMcp {
                 CallToolResult::error(vec![ContentBlock::text(e.line())])
             }
         };
-        Ok(result.into())
+        Ok(match json {
+            Some(value) => structured::attach(result, value),
+            None => result,
+        }
+        .into())
     }
 }
 
 impl CopyqMcp {
+    /// Whether this request gets structured results: on in `[mcp]` and known to its version.
+    fn structured(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        self.tools.surface.structured && structured::supported(ctx)
+    }
+
     async fn dispatch(
         &self,
         name: &str,
@@ -134,6 +167,9 @@ impl CopyqMcp {
             READ_TOOL => read::call(&self.tools, &principal.tabs, args).await,
             WRITE_TOOL => write::call(&self.tools, principal, args).await,
             VALIDATE_TOOL => validate::call(&self.tools, principal, args).await,
+            chatgpt::SEARCH_TOOL | chatgpt::FETCH_TOOL => {
+                chatgpt::call(&self.tools, &principal.tabs, name, args).await
+            }
             _ => unreachable_tool(name),
         }
     }

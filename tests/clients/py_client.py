@@ -6,8 +6,11 @@ interpreter of the venv to test (target/clients/py1 or py2, see install.sh).
 
     py_client.py --url URL --token TOKEN list
         -> {"tools": [{"name": ..., "title": ..., "description": ..., "annotations": {...}}, ...]}
+           (plus "outputSchema" and "icons" for a tool that has them)
     py_client.py --url URL --token TOKEN call NAME JSON_ARGS
         -> {"isError": bool, "text": "<text content blocks joined with \\n>"}
+           plus "structured": <structuredContent> when the server sent one (the 2.x SDK
+           has validated it against the tool's outputSchema by then)
     on a JSON-RPC error reply (unknown tool, bad params, ...):
         -> {"protocolError": "<message>", "code": <int or null>}        (exit 0)
 
@@ -62,12 +65,19 @@ def _tool_json(tool) -> dict:
     title = getattr(tool, "title", None)
     if title is None and annotations:
         title = annotations.get("title")
-    return {
+    out = {
         "name": tool.name,
         "title": title,
         "description": tool.description,
         "annotations": annotations if annotations is not None else {},
     }
+    output_schema = getattr(tool, "output_schema", None) if MCP_MAJOR >= 2 else getattr(tool, "outputSchema", None)
+    if output_schema is not None:
+        out["outputSchema"] = output_schema
+    icons = getattr(tool, "icons", None)
+    if icons:
+        out["icons"] = [_dump(i) for i in icons]
+    return out
 
 
 def _text_of(result) -> str:
@@ -98,7 +108,11 @@ async def _run_command(session: ClientSession, args) -> dict:
                 raise SystemExit(f"py_client.py: JSON_ARGS is not JSON: {e}")
             result = await session.call_tool(args.name, arguments)
             is_error = bool(getattr(result, "is_error", None) if MCP_MAJOR >= 2 else result.isError)
-            return {"isError": is_error, "text": _text_of(result)}
+            out = {"isError": is_error, "text": _text_of(result)}
+            structured = getattr(result, "structured_content", None) if MCP_MAJOR >= 2 else result.structuredContent
+            if structured is not None:
+                out["structured"] = structured
+            return out
     except _RpcError as e:
         err = getattr(e, "error", None)
         code = getattr(err, "code", None)

@@ -70,9 +70,11 @@ py_venv() {   # py_venv DIR STAMP REQ MODULE CHECK
     rm -rf "$dir"
     run "create venv $dir" "$PYTHON" -m venv "$dir"
     printf '%s\n' "$PY_CONSTRAINTS" >"$INSTALL_LOG.constraints"
+    # $req unquoted on purpose: a requirement and its pins are separate pip arguments.
+    # shellcheck disable=SC2086
     fetch "pip install $req into $dir" \
         "$dir/bin/python" -m pip install --disable-pip-version-check --no-input -q \
-            -c "$INSTALL_LOG.constraints" "$req"
+            -c "$INSTALL_LOG.constraints" $req
     run "import check in $dir" "$dir/bin/python" -c "$check"
     echo "$stamp" >"$dir/.stamp"
 }

@@ -1,0 +1,121 @@
+//! The output schemas: what `structuredContent` holds for each tool. Loose where the reply's
+//! fields depend on the mode (a field absent from the text is absent from the JSON), exact on
+//! the types of the fields every reply of a mode shares.
+
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+use crate::mcp::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
+
+fn item() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "index": {"type": ["integer", "null"]},
+            "tab": {"type": "string"},
+            "text": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "has_note": {"type": "boolean"},
+            "note": {"type": "string"},
+            "version": {"type": "string"},
+            "match": {"type": "array", "items": {"type": "string"}},
+            "external": {"type": "boolean"}
+        }
+    })
+}
+
+fn error() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        "required": ["code", "message"]
+    })
+}
+
+fn read() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": crate::mcp::read::MODES},
+            "tab": {"type": "string"},
+            "full_path": {"type": "string"},
+            "scope": {"type": "string"},
+            "total": {"type": "integer"},
+            "showing": {"type": "string"},
+            "index": {"type": "integer"},
+            "version": {"type": "string"},
+            "query": {"type": "string"},
+            "results": {"type": "integer"},
+            "text": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "has_note": {"type": "boolean"},
+            "note": {"type": "string"},
+            "items": {"type": "array", "items": item()},
+            "tabs": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "tab": {"type": "string"},
+                    "external": {"type": "boolean"},
+                    "total": {"type": "integer"},
+                    "items": {"type": "array", "items": item()}
+                },
+                "required": ["tab", "external", "total", "items"]
+            }},
+            "error": error()
+        }
+    })
+}
+
+fn write() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "result": {"type": "string", "enum": ["ok", "preview"]},
+            "status": {"type": "string", "enum": ["created", "already_exists"]},
+            "mode": {"type": "string"},
+            "index": {"type": "integer"},
+            "new_index": {"type": "integer"},
+            "items_removed": {"type": "integer"},
+            "lines": {"type": "array", "items": {"type": "object"}},
+            "error": error()
+        }
+    })
+}
+
+fn validate() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "valid": {"type": "boolean"},
+            "warnings": {"type": "integer"},
+            "errors": {"type": "integer"},
+            "estimated_tokens": {"type": "integer"},
+            "problems": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["warning", "error"]},
+                    "code": {"type": "string"},
+                    "message": {"type": "string"}
+                },
+                "required": ["kind", "code", "message"]
+            }},
+            "error": error()
+        }
+    })
+}
+
+/// The output schema of the tool `name`; `None` for a tool without one.
+pub fn of(name: &str) -> Option<Arc<JsonObject>> {
+    let value = match name {
+        READ_TOOL => read(),
+        WRITE_TOOL => write(),
+        VALIDATE_TOOL => validate(),
+        _ => return None,
+    };
+    match value {
+        Value::Object(map) => Some(Arc::new(map)),
+        _ => None,
+    }
+}
