@@ -22,7 +22,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             }
             let rel = path.strip_prefix(&src).expect("under src");
             let first = rel.components().next().expect("a component");
-            let top = first.as_os_str().to_string_lossy().trim_end_matches(".rs").to_owned();
+            let top = first
+                .as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_owned();
             let text = std::fs::read_to_string(&path).expect("read");
             let code = text.split("#[cfg(test)]").next().unwrap_or_default();
             for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
@@ -60,7 +64,10 @@ fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> 
 #[test]
 fn no_module_circles() {
     let graph = graph();
-    assert!(graph.contains_key("http") && graph.contains_key("mcp"), "{graph:?}");
+    assert!(
+        graph.contains_key("http") && graph.contains_key("mcp"),
+        "{graph:?}"
+    );
     let circles: Vec<String> = graph
         .iter()
         .flat_map(|(module, used)| used.iter().map(move |u| (module, u)))

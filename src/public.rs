@@ -156,17 +156,43 @@ fn loopback_name(host: &str, port: u16, default_port: u16) -> Option<&'static st
 
 /// Whether `url`'s host is `localhost` or a loopback address.
 pub fn is_loopback(url: &url::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    url.host_str().is_some_and(is_loopback_host)
+}
+
+/// Whether a host (`localhost`, an address, `[::1]`) is this machine: the one list of loopback
+/// names the redirect, Origin and doctor checks share.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_matches(['[', ']']);
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_hosts_are_this_machine_only() {
+        for url in [
+            "http://localhost:3000/cb",
+            "http://LOCALHOST",
+            "http://127.0.0.1/",
+            "http://127.9.0.1:1",
+            "http://[::1]:8080/",
+        ] {
+            assert!(is_loopback(&url::Url::parse(url).expect("url")), "{url}");
+        }
+        for url in [
+            "http://localhost.evil.example/",
+            "http://127.0.0.1.nip.io/",
+            "http://[::2]/",
+            "https://claude.ai/",
+        ] {
+            assert!(!is_loopback(&url::Url::parse(url).expect("url")), "{url}");
+        }
+    }
 
     fn bound() -> PublicBase {
         PublicBase::new("", false, "127.0.0.1:8765".parse().unwrap())

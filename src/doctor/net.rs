@@ -18,14 +18,6 @@ const DEFAULT_DOCUMENTS: &[&str] = &[
 /// Longest each network step may take.
 const STEP: Duration = Duration::from_secs(3);
 
-fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_matches(['[', ']']);
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 /// Whether the public URL, bind address, allowed hosts and trusted proxies fit together.
 pub(super) fn public_url(settings: &Settings) -> Vec<Check> {
     let s = &settings.server;
@@ -59,7 +51,7 @@ pub(super) fn public_url(settings: &Settings) -> Vec<Check> {
     let tls = settings.tls_files().is_some();
     let bind_loopback = s.bind.ip().is_loopback();
     let mut found = Vec::new();
-    if url.scheme() == "http" && !is_loopback_host(host) {
+    if url.scheme() == "http" && !crate::public::is_loopback_host(host) {
         found.push(Check::problem(
             "public-url",
             format!(
@@ -69,7 +61,7 @@ pub(super) fn public_url(settings: &Settings) -> Vec<Check> {
             "use the https URL your tunnel or reverse proxy serves",
         ));
     }
-    if is_loopback_host(host)
+    if crate::public::is_loopback_host(host)
         && url.port_or_known_default() != Some(s.bind.port())
         && s.bind.port() != 0
     {
@@ -92,7 +84,7 @@ pub(super) fn public_url(settings: &Settings) -> Vec<Check> {
             "write the public URL with https",
         ));
     }
-    if !is_loopback_host(host) && bind_loopback && s.trusted_proxies.is_empty() {
+    if !crate::public::is_loopback_host(host) && bind_loopback && s.trusted_proxies.is_empty() {
         found.push(Check::warn(
             "trusted-proxies",
             format!(
