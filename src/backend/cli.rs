@@ -13,6 +13,7 @@ use super::options::MaxItems;
 use super::socket::path::SocketEnv;
 use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
+mod content;
 mod process;
 mod reply;
 
@@ -95,6 +96,8 @@ struct RawItem {
     note: String,
     #[serde(default)]
     secret: bool,
+    #[serde(default)]
+    content: content::RawContent,
 }
 
 impl CliBackend {
@@ -166,6 +169,7 @@ impl CliBackend {
                         tags: split_tags(&i.tags),
                         note: i.note,
                         secret: i.secret,
+                        content: i.content.into(),
                     })
                     .collect(),
             })

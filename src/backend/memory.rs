@@ -200,6 +200,7 @@ fn cut_item(item: &Item, n: Option<usize>) -> Item {
         tags: item.tags.clone(),
         note: cut_utf16(&item.note, n),
         secret: item.secret,
+        content: item.content.clone(),
     }
 }
 

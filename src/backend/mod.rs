@@ -7,6 +7,7 @@
 
 mod auto;
 mod cli;
+pub mod content;
 mod error;
 mod item;
 mod memory;

@@ -103,6 +103,9 @@ pub(super) async fn item(
         "mode:item|{}|index:{index}{version}",
         tab_fields(&tab)
     )];
+    if let Some(content) = crate::clipboard::descriptor(&it.content) {
+        lines.push(format!("content:{content}"));
+    }
     if show.text {
         lines.push(format!("text:{}", it.text));
     }
