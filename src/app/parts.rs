@@ -60,6 +60,13 @@ pub(super) fn tool_state(
     );
     Ok(ToolState::new(backend, roots)
         .with_privacy(privacy)
+        .with_images(crate::mcp::ImagePolicy {
+            limits: crate::mcp::ImageLimits {
+                max_edge: settings.images.max_edge,
+                max_bytes: settings.images.max_bytes,
+            },
+            external: settings.privacy.external_images,
+        })
         .with_audit(store.clone())
         .with_metrics(settings.metrics.enabled))
 }

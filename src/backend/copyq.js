@@ -141,6 +141,17 @@
     return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
   }
 
+  // One format of one row, whole (mcp_read item's image): base64, or null when not there.
+  function format(req) {
+    if (!exists(req.tab)) return { data: null };
+    tab(req.tab);
+    if (req.row >= size()) return { data: null };
+    var b = getItem(req.row)[req.mime];
+    if (b === undefined || b === null) return { data: null };
+    var a = byteArray(b);
+    return { data: toBase64(a !== null ? a : b) };
+  }
+
   function ping() { return { tabs: tab().length, version: String(version()) }; }
 
   // ---- writes ----------------------------------------------------------------------------------
@@ -356,7 +367,7 @@
     return { items_removed: removed };
   }
 
-  var ops = { read: read, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
+  var ops = { read: read, format: format, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
               move: moveItem, create_tab: createTab, remove_tabs: removeTabs };
 
   var reply;

@@ -45,6 +45,16 @@ impl MemoryBackend {
         Ok(())
     }
 
+    /// The in-memory backend holds text, tags and notes only.
+    pub fn format(
+        &self,
+        _tab: &str,
+        _row: usize,
+        _mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        Ok(None)
+    }
+
     pub fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
         Ok(Snapshot {
             pages: self.pages(req),

@@ -141,6 +141,17 @@ impl Backend {
         dispatch!(self, read(request))
     }
 
+    /// The bytes of one format of row `row` in the existing tab `tab` (`None`: the row or the
+    /// format is not there). Only `item` asks, for the image it sends: reads never fetch images.
+    pub async fn format(
+        &self,
+        tab: &str,
+        row: usize,
+        mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        dispatch!(self, format(tab, row, mime))
+    }
+
     /// A read, and CopyQ's `maxitems` (the most items CopyQ keeps in a tab: past it, CopyQ drops
     /// the oldest), which a write that adds an item needs. The limit is cached while CopyQ's
     /// options file is unchanged (see [`options`]); when CopyQ must be asked, it is asked with the

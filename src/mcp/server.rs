@@ -102,13 +102,14 @@ impl ServerHandler for CopyqMcp {
             metrics.tool_call(&request.name, &mode, code, started.elapsed());
         }
         let result = match outcome {
-            Ok(text) => {
+            Ok(reply) => {
                 tracing::info!(
                     ms = started.elapsed().as_millis() as u64,
-                    reply_bytes = text.len(),
+                    reply_bytes = reply.text.len(),
+                    images = reply.images.len(),
                     "ok"
                 );
-                CallToolResult::success(vec![ContentBlock::text(text)])
+                CallToolResult::success(reply.blocks())
             }
             Err(e) => {
                 tracing::info!(
@@ -129,12 +130,16 @@ impl CopyqMcp {
         name: &str,
         principal: &Principal,
         args: &Map<String, serde_json::Value>,
-    ) -> Result<String, super::ToolError> {
+    ) -> Result<super::Reply, super::ToolError> {
         match name {
             READ_TOOL => read::call(&self.tools, &principal.tabs, args).await,
-            WRITE_TOOL => write::call(&self.tools, principal, args).await,
-            VALIDATE_TOOL => validate::call(&self.tools, principal, args).await,
-            _ => unreachable_tool(name),
+            WRITE_TOOL => write::call(&self.tools, principal, args)
+                .await
+                .map(Into::into),
+            VALIDATE_TOOL => validate::call(&self.tools, principal, args)
+                .await
+                .map(Into::into),
+            _ => unreachable_tool(name).map(Into::into),
         }
     }
 }

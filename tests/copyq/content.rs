@@ -3,6 +3,7 @@
 //! Debian ships, HTML as Chromium puts it on the clipboard, and a file manager's `text/uri-list`.
 //! Replies are asserted byte for byte, written out from the seed.
 
+mod images;
 mod replies;
 
 use std::sync::{Once, OnceLock};

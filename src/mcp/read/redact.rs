@@ -165,7 +165,7 @@ mod tests {
     async fn read(tools: &ToolState, args: Value) -> String {
         let map = args.as_object().cloned().unwrap_or_default();
         match crate::mcp::read::call(tools, &crate::clipboard::Coverage::All, &map).await {
-            Ok(text) => text,
+            Ok(reply) => reply.text,
             Err(e) => e.line(),
         }
     }

@@ -69,6 +69,27 @@ impl SocketBackend {
         Ok(Snapshot { pages, all_tabs })
     }
 
+    /// One format's bytes (a `DataFile`'s content too: CopyQ reads the file for this slot).
+    pub async fn format(
+        &self,
+        tab: &str,
+        row: usize,
+        mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        self.settle_owed().await?;
+        if !self.tabs().await?.iter().any(|t| t == tab) {
+            return Ok(None);
+        }
+        let reply = self
+            .call(slots::browser_item_format(tab, row_arg(row), mime))
+            .await?;
+        Ok(match reply {
+            Value::Bytes(Some(b)) if !b.is_empty() => Some(b),
+            Value::String(Some(s)) if !s.is_empty() => Some(s.into_bytes()),
+            _ => None,
+        })
+    }
+
     /// A read, then `maxitems` when the backend's cache cannot answer.
     pub async fn read_with_max_items(
         &self,
