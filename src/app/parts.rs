@@ -158,5 +158,6 @@ pub(super) fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthCon
                 .then(|| PathBuf::from(&o.metadata_document_ca_file)),
         },
         redact: settings.privacy.redact,
+        external_images: settings.privacy.external_images,
     }
 }

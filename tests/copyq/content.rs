@@ -5,6 +5,7 @@
 
 mod images;
 mod replies;
+mod writes;
 
 use std::sync::{Once, OnceLock};
 
@@ -101,7 +102,7 @@ for (var i = req.items.length - 1; i >= 0; --i) {
 }
 "#;
 
-fn seed(c: &PrivateCopyq, tab: &str, items: &[Seeded]) {
+pub fn seed(c: &PrivateCopyq, tab: &str, items: &[Seeded]) {
     let items: Vec<serde_json::Map<String, serde_json::Value>> = items
         .iter()
         .map(|it| {
