@@ -94,6 +94,9 @@ pub fn media() -> &'static Vec<Seeded> {
 /// Row 0 first, every format written through the `copyq` CLI as it would store a copy.
 const SEED_SCRIPT: &str = r#"
 var req = JSON.parse(str(input()));
+// CopyQ 8.0+ keeps formats over item_data_threshold in files once any option is read: make these
+// images DataFiles there, as a long-running CopyQ holds them. (6.4 has no such option.)
+try { config('item_data_threshold'); } catch (e) {}
 tab(req.tab);
 for (var i = req.items.length - 1; i >= 0; --i) {
   var data = {};
