@@ -8,6 +8,7 @@ interpreter of the venv to test (target/clients/py1 or py2, see install.sh).
         -> {"tools": [{"name": ..., "title": ..., "description": ..., "annotations": {...}}, ...]}
     py_client.py --url URL --token TOKEN call NAME JSON_ARGS
         -> {"isError": bool, "text": "<text content blocks joined with \\n>"}
+           plus "images": [{"mimeType": ..., "data": "<base64>"}, ...] when the result has any
     on a JSON-RPC error reply (unknown tool, bad params, ...):
         -> {"protocolError": "<message>", "code": <int or null>}        (exit 0)
 
@@ -78,6 +79,15 @@ def _text_of(result) -> str:
     return "\n".join(parts)
 
 
+def _images_of(result) -> list:
+    out = []
+    for block in result.content or []:
+        if getattr(block, "type", None) == "image":
+            mime = getattr(block, "mime_type", None) or getattr(block, "mimeType", None)
+            out.append({"mimeType": mime, "data": block.data})
+    return out
+
+
 async def _run_command(session: ClientSession, args) -> dict:
     try:
         if args.command == "list":
@@ -98,7 +108,11 @@ async def _run_command(session: ClientSession, args) -> dict:
                 raise SystemExit(f"py_client.py: JSON_ARGS is not JSON: {e}")
             result = await session.call_tool(args.name, arguments)
             is_error = bool(getattr(result, "is_error", None) if MCP_MAJOR >= 2 else result.isError)
-            return {"isError": is_error, "text": _text_of(result)}
+            reply = {"isError": is_error, "text": _text_of(result)}
+            images = _images_of(result)
+            if images:
+                reply["images"] = images
+            return reply
     except _RpcError as e:
         err = getattr(e, "error", None)
         code = getattr(err, "code", None)

@@ -147,3 +147,34 @@ async fn external_images_stay_home_when_the_owner_says_so() {
         assert_eq!(images.len(), 1, "{backend}: sent by default");
     }
 }
+
+/// The Python MCP SDK (1.x and 2.x, tests/clients/py_client.py) receives the screenshot as image
+/// content, byte for byte.
+#[tokio::test]
+async fn the_python_sdk_receives_the_image() {
+    let shot = &media()[0].formats[0].1;
+    let (gw, _) = session("socket", |_| {}).await;
+    for venv in ["py1", "py2"] {
+        let python = clients_dir().join(venv).join("bin/python");
+        let args = json!({"mode": "item", "tab": "workspace/media", "index": 0}).to_string();
+        let out = tokio::process::Command::new(&python)
+            .arg(repo().join("tests/clients/py_client.py"))
+            .args([
+                "--url", &gw.url, "--token", &gw.read, "call", "mcp_read", &args,
+            ])
+            .output()
+            .await
+            .unwrap_or_else(|e| {
+                panic!("{}: {e} (bash tests/clients/install.sh)", python.display())
+            });
+        let reply: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{venv}: {e}: {out:?}"));
+        assert_eq!(reply["isError"], false, "{venv}: {reply}");
+        assert_eq!(
+            reply["images"][0]["mimeType"], "image/png",
+            "{venv}: {reply}"
+        );
+        let data = reply["images"][0]["data"].as_str().unwrap_or_default();
+        assert_eq!(B64.decode(data).ok().as_ref(), Some(shot), "{venv}");
+    }
+}
