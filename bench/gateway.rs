@@ -8,6 +8,7 @@
 //! Results go to stdout and `bench/results.md`.
 
 mod floors;
+mod images;
 mod load;
 mod mixed;
 mod redaction;
@@ -304,10 +305,15 @@ async fn run() {
     let copyq = PrivateCopyq::start_in(None).expect("a private CopyQ (apt-get install copyq xvfb)");
     seed(&copyq);
     // COPYQ_MCP_BENCH_ONLY=redaction: that table alone, printed (bench/results.md is left as is).
-    // COPYQ_MCP_BENCH_ONLY=mixed: the mixed load alone, likewise.
+    // COPYQ_MCP_BENCH_ONLY=mixed: the mixed load alone, likewise; =images: the images table.
     match std::env::var("COPYQ_MCP_BENCH_ONLY").as_deref() {
         Ok("redaction") => {
             let rows = redaction::table(&copyq, &http).await;
+            println!("\n{}", rows.join("\n"));
+            return;
+        }
+        Ok("images") => {
+            let rows = images::table(&copyq, &http).await;
             println!("\n{}", rows.join("\n"));
             return;
         }
@@ -326,6 +332,7 @@ async fn run() {
         drop(operations_table(&other, &http, &mut report).await);
     }
     report.extend(redaction::table(&copyq, &http).await);
+    report.extend(images::table(&copyq, &http).await);
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
     drop(socket);
     report.extend(mixed::table(&copyq).await);

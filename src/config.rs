@@ -17,7 +17,7 @@ pub use sections::{
     AuditSettings, AuthSettings, BackendKind, ClipboardSettings, CopyqSettings, LimitSettings,
     LogSettings, OAuthSettings, PrivacySettings, ServerSettings, TlsSettings,
 };
-pub use sections::{LogFormat, McpSettings, MetricsSettings};
+pub use sections::{ImageSettings, LogFormat, McpSettings, MetricsSettings};
 
 const DEFAULTS: &str = include_str!("../config/default.toml");
 const ENV_PREFIX: &str = "COPYQ_MCP";
@@ -44,6 +44,7 @@ pub struct Settings {
     pub clipboard: ClipboardSettings,
     pub audit: AuditSettings,
     pub privacy: PrivacySettings,
+    pub images: ImageSettings,
     pub log: LogSettings,
     pub metrics: MetricsSettings,
     pub mcp: McpSettings,
@@ -154,6 +155,12 @@ impl Settings {
             return bad("tls.cert / tls.key", "set both, or neither");
         }
         self.limits.check()?;
+        if self.images.max_edge < 16 || self.images.max_bytes < 1024 {
+            return bad(
+                "images",
+                "max_edge must be at least 16 and max_bytes at least 1024",
+            );
+        }
         if self.copyq.command.is_empty() {
             return bad("copyq.command", "must not be empty");
         }

@@ -60,6 +60,13 @@ pub(super) fn tool_state(
     );
     Ok(ToolState::new(backend, roots)
         .with_privacy(privacy)
+        .with_images(crate::mcp::ImagePolicy {
+            limits: crate::mcp::ImageLimits {
+                max_edge: settings.images.max_edge,
+                max_bytes: settings.images.max_bytes,
+            },
+            external: settings.privacy.external_images,
+        })
         .with_audit(store.clone())
         .with_metrics(settings.metrics.enabled)
         .with_surface(settings.mcp))
@@ -152,5 +159,6 @@ pub(super) fn oauth_config(settings: &Settings, public: &PublicBase) -> OAuthCon
                 .then(|| PathBuf::from(&o.metadata_document_ca_file)),
         },
         redact: settings.privacy.redact,
+        external_images: settings.privacy.external_images,
     }
 }

@@ -93,6 +93,15 @@ impl AutoBackend {
         routed!(self, read(request))
     }
 
+    pub async fn format(
+        &self,
+        tab: &str,
+        row: usize,
+        mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        routed!(self, format(tab, row, mime))
+    }
+
     pub async fn read_with_max_items(
         &self,
         request: &ReadRequest,

@@ -13,6 +13,7 @@ use super::options::MaxItems;
 use super::socket::path::SocketEnv;
 use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
+mod content;
 mod process;
 mod reply;
 
@@ -82,6 +83,11 @@ fn version_of(text: &str) -> Option<String> {
 }
 
 #[derive(Deserialize)]
+struct FormatReply {
+    data: Option<String>,
+}
+
+#[derive(Deserialize)]
 struct RawPage {
     name: String,
     total: usize,
@@ -95,6 +101,8 @@ struct RawItem {
     note: String,
     #[serde(default)]
     secret: bool,
+    #[serde(default)]
+    content: content::RawContent,
 }
 
 impl CliBackend {
@@ -129,6 +137,26 @@ impl CliBackend {
 
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         Ok(self.read_asking(request, false).await?.0)
+    }
+
+    /// One format's bytes, base64 in the script's reply.
+    pub async fn format(
+        &self,
+        tab: &str,
+        row: usize,
+        mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        use base64::Engine as _;
+        let reply: FormatReply = self
+            .eval(&json!({"op": "format", "tab": tab, "row": row, "mime": mime}))
+            .await?;
+        let Some(data) = reply.data else {
+            return Ok(None);
+        };
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map(Some)
+            .map_err(|e| BackendError::Failed(format!("format bytes not base64: {e}")))
     }
 
     /// A read, with `maxitems` asked in the same `copyq` process when the cache cannot answer.
@@ -166,6 +194,7 @@ impl CliBackend {
                         tags: split_tags(&i.tags),
                         note: i.note,
                         secret: i.secret,
+                        content: i.content.into(),
                     })
                     .collect(),
             })

@@ -33,12 +33,57 @@
   }
 
   function item(data, preview) {
+    var text = s(data[MIME_TEXT]);
     return {
-      text: cut(s(data[MIME_TEXT]), preview),
+      text: cut(text, preview),
       tags: s(data[MIME_TAGS]),
       note: cut(s(data[MIME_NOTE]), preview),
-      secret: s(data[MIME_PASSWORD_HINT]) === 'secret'
+      secret: s(data[MIME_PASSWORD_HINT]) === 'secret',
+      content: content(function (mime) { return data[mime]; }, text === '', preview)
     };
+  }
+
+  // ---- what an item holds beside text, tags and note (src/backend/content.rs) ------------------
+  // getItem() gives a ByteArray on CopyQ 6.4, itemsFormat() an ArrayBuffer (whose bytes
+  // toBase64 would read as text): both as a ByteArray, where the engine has that class.
+  function byteArray(b) {
+    if (typeof b.left === 'function') return b;
+    return typeof ByteArray === 'function' ? new ByteArray(b) : null;
+  }
+
+  function byteLength(b) {
+    if (typeof b.byteLength === 'number') return b.byteLength;
+    var a = byteArray(b);
+    return a !== null && typeof a.length === 'number' ? a.length : str(b).length;
+  }
+
+  // The first CONTENT.HEAD_BYTES bytes of an image, for its pixel size; never the whole image.
+  function head(mime, b) {
+    if (mime.indexOf('image/') !== 0) return undefined;
+    var a = byteArray(b);
+    if (a === null || typeof a.left !== 'function') return undefined;
+    return toBase64(a.left(CONTENT.HEAD_BYTES));
+  }
+
+  // `get(mime)`: the bytes of that format, or undefined. Formats in CONTENT.MIMES order; the
+  // source of a derived text for an item without plain text.
+  function content(get, noText, preview) {
+    var formats = [];
+    var rich = null;
+    CONTENT.MIMES.forEach(function (mime) {
+      var b = get(mime);
+      if (b === undefined || b === null) return;
+      formats.push({ mime: mime, bytes: byteLength(b), head: head(mime, b) });
+    });
+    if (noText) {
+      var units = preview === null || preview === undefined ? null
+                                                             : preview * CONTENT.RICH_UNITS_PER_PREVIEW;
+      for (var i = 0; i < CONTENT.RICH.length && rich === null; ++i) {
+        var b = get(CONTENT.RICH[i]);
+        if (b !== undefined && b !== null) rich = { mime: CONTENT.RICH[i], source: cut(str(b), units) };
+      }
+    }
+    return { formats: formats, rich: rich };
   }
 
   // A window of rows read one getItem per row: cheap for pages.
@@ -59,15 +104,23 @@
     var tags = sel.itemsFormat(MIME_TAGS);
     var notes = sel.itemsFormat(MIME_NOTE);
     var hints = sel.itemsFormat(MIME_PASSWORD_HINT);
-    if (texts.length !== total || tags.length !== total || notes.length !== total
+    var formats = {};
+    var short = false;
+    CONTENT.MIMES.forEach(function (mime) {
+      formats[mime] = sel.itemsFormat(mime);
+      short = short || formats[mime].length !== total;
+    });
+    if (short || texts.length !== total || tags.length !== total || notes.length !== total
         || hints.length !== total) {
       tab(name);
       return pageRows(size(), 0, size(), preview);
     }
     var items = [];
     for (var i = 0; i < texts.length; ++i) {
-      items.push({ text: cut(s(texts[i]), preview), tags: s(tags[i]), note: cut(s(notes[i]), preview),
-                   secret: s(hints[i]) === 'secret' });
+      var text = s(texts[i]);
+      var row = function (mime) { return formats[mime][i]; };
+      items.push({ text: cut(text, preview), tags: s(tags[i]), note: cut(s(notes[i]), preview),
+                   secret: s(hints[i]) === 'secret', content: content(row, text === '', preview) });
     }
     return items;
   }
@@ -86,6 +139,17 @@
       tabs.push({ name: names[t], total: req.limit === null ? items.length : total, items: items });
     }
     return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
+  }
+
+  // One format of one row, whole (mcp_read item's image): base64, or null when not there.
+  function format(req) {
+    if (!exists(req.tab)) return { data: null };
+    tab(req.tab);
+    if (req.row >= size()) return { data: null };
+    var b = getItem(req.row)[req.mime];
+    if (b === undefined || b === null) return { data: null };
+    var a = byteArray(b);
+    return { data: toBase64(a !== null ? a : b) };
   }
 
   function ping() { return { tabs: tab().length, version: String(version()) }; }
@@ -303,7 +367,7 @@
     return { items_removed: removed };
   }
 
-  var ops = { read: read, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
+  var ops = { read: read, format: format, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
               move: moveItem, create_tab: createTab, remove_tabs: removeTabs };
 
   var reply;

@@ -2,8 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One CopyQ item reduced to its text, tags and note.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+use super::content::Content;
+
+/// One CopyQ item reduced to its text, tags and note, and a description of what else it holds.
+///
+/// Two items are equal when their text, tags, note and secret mark are: those are what a write
+/// changes and checks for conflicts, and `content` describes formats a write never touches (a
+/// write's own read and its check may describe them differently, e.g. one read sees a `DataFile`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Item {
     pub text: String,
     pub tags: Vec<String>,
@@ -12,7 +18,20 @@ pub struct Item {
     /// copy). Writes never set it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret: bool,
+    /// Read only: the formats beside text, tags and note (images, HTML, files), described on reads.
+    /// Never serialized: writes and the audit log carry what the tools write.
+    #[serde(skip)]
+    pub content: Content,
 }
+
+impl PartialEq for Item {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.text, &self.tags, &self.note, self.secret)
+            == (&other.text, &other.tags, &other.note, other.secret)
+    }
+}
+
+impl Eq for Item {}
 
 impl Item {
     pub fn new(text: &str, tags: &[&str], note: &str) -> Self {
@@ -21,6 +40,7 @@ impl Item {
             tags: tags.iter().map(|t| t.to_string()).collect(),
             note: note.into(),
             secret: false,
+            content: Content::default(),
         }
     }
 

@@ -45,6 +45,16 @@ impl MemoryBackend {
         Ok(())
     }
 
+    /// The in-memory backend holds text, tags and notes only.
+    pub fn format(
+        &self,
+        _tab: &str,
+        _row: usize,
+        _mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        Ok(None)
+    }
+
     pub fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
         Ok(Snapshot {
             pages: self.pages(req),
@@ -200,6 +210,7 @@ fn cut_item(item: &Item, n: Option<usize>) -> Item {
         tags: item.tags.clone(),
         note: cut_utf16(&item.note, n),
         secret: item.secret,
+        content: item.content.clone(),
     }
 }
 

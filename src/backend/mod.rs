@@ -7,6 +7,7 @@
 
 mod auto;
 mod cli;
+pub mod content;
 mod error;
 mod item;
 mod memory;
@@ -138,6 +139,17 @@ macro_rules! dispatch {
 impl Backend {
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         dispatch!(self, read(request))
+    }
+
+    /// The bytes of one format of row `row` in the existing tab `tab` (`None`: the row or the
+    /// format is not there). Only `item` asks, for the image it sends: reads never fetch images.
+    pub async fn format(
+        &self,
+        tab: &str,
+        row: usize,
+        mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        dispatch!(self, format(tab, row, mime))
     }
 
     /// A read, and CopyQ's `maxitems` (the most items CopyQ keeps in a tab: past it, CopyQ drops

@@ -15,6 +15,18 @@ use super::{ConfigError, bad};
 pub struct PrivacySettings {
     pub redact: crate::privacy::Redact,
     pub patterns: Vec<String>,
+    /// Whether `mcp_read item` sends images of external tabs (images cannot be redacted).
+    pub external_images: bool,
+}
+
+/// `[images]`: the images `mcp_read item` sends to the model.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageSettings {
+    /// Longest edge sent, in pixels; larger images are scaled down to it.
+    pub max_edge: u32,
+    /// Most bytes of one image sent (before base64); a larger one is not sent, and the reply says so.
+    pub max_bytes: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -17,7 +17,11 @@ pub const VALIDATE_TOOL: &str = "mcp_validate";
 const READ_DESCRIPTION: &str = "Read CopyQ clipboard tabs and items. Modes: tree (tabs with item previews), \
 list (items of one tab, paginated), item (one item in full), search (case-insensitive regex over text, \
 note and tags). scope: mcp (managed tabs under mcp/, addressed relative to it: info, заметки, workspace/...), \
-external (other tabs, by exact name), all. Replies are pipe-separated lines; failures are error|CODE|message.";
+external (other tabs, by exact name), all. Replies are pipe-separated lines; failures are error|CODE|message. \
+An item holding more than plain text (image, HTML, files) has a content: field right after its index (a \
+line before text: in item mode), e.g. content:image image/png 1920x1080 245760B; '; text from text/html' \
+there means the text shown was derived from that format. item also returns the item's image as image \
+content (scaled to a long edge of 1568 px by default); its image: line says what was sent, or why not.";
 const WRITE_DESCRIPTION: &str = "Change managed tabs (mcp/info, mcp/заметки, mcp/workspace/...). Modes: add, \
 update, delete, move, tab_create, tab_delete; intent=preview shows the effect without changing anything. \
 New items go to index 0 and indices shift. External tabs are read-only. An item shown with \

@@ -26,10 +26,19 @@ pub fn tag_list(tags: &[String]) -> String {
     format!("[{}]", tags.join(","))
 }
 
-/// The `|`-joined fields of an item in a listing: preview, tags, then the note or its marker, and
-/// `version` when the listing shows versions.
+/// `|content:...` for an item holding more than plain text (see [`crate::clipboard::descriptor`]),
+/// empty for one of plain text alone. It comes first, before the quoted preview, so no text can
+/// pass for it: after the index a field starting `content:` is always the gateway's.
+pub fn content_field(item: &Item) -> String {
+    crate::clipboard::descriptor(&item.content)
+        .map(|d| format!("|content:{d}"))
+        .unwrap_or_default()
+}
+
+/// The `|`-joined fields of an item in a listing: what it holds beyond plain text, preview, tags,
+/// then the note or its marker, and `version` when the listing shows versions.
 pub fn item_fields(item: &Item, show: Show, version: Option<&str>) -> String {
-    let mut out = String::new();
+    let mut out = content_field(item);
     if show.text {
         out.push('|');
         out.push_str(&quoted(&item.text));

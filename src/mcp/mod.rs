@@ -19,6 +19,7 @@ mod validate;
 mod write;
 
 pub use error::ToolError;
+pub use read::image::{ImageLimits, ImagePolicy};
 pub use server::CopyqMcp;
 
 use crate::backend::Backend;
@@ -44,6 +45,37 @@ pub struct ToolState {
     pub metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
     /// Which optional MCP surfaces are on (`[mcp]`).
     pub surface: crate::config::McpSettings,
+    /// Which images `mcp_read item` sends, and how large (`[images]`, `privacy.external_images`).
+    pub images: read::image::ImagePolicy,
+}
+
+/// A tool's reply: its text, and the images sent beside it (MIME type, bytes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reply {
+    pub text: String,
+    pub images: Vec<(String, Vec<u8>)>,
+}
+
+impl From<String> for Reply {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
+impl Reply {
+    /// The MCP content of a successful result: the text, then each image (base64).
+    pub fn blocks(self) -> Vec<rmcp::model::ContentBlock> {
+        use base64::Engine as _;
+        let mut out = vec![rmcp::model::ContentBlock::text(self.text)];
+        for (mime, data) in self.images {
+            let data = base64::engine::general_purpose::STANDARD.encode(data);
+            out.push(rmcp::model::ContentBlock::image(data, mime));
+        }
+        out
+    }
 }
 
 /// 32 random bytes; if the system cannot give them (it always can where the gateway runs), a key
@@ -69,7 +101,13 @@ impl ToolState {
             version_key: random_key(),
             metrics: None,
             surface: crate::config::McpSettings::default(),
+            images: read::image::ImagePolicy::default(),
         }
+    }
+
+    pub fn with_images(mut self, images: read::image::ImagePolicy) -> Self {
+        self.images = images;
+        self
     }
 
     pub fn with_metrics(mut self, enabled: bool) -> Self {

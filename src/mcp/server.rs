@@ -123,16 +123,23 @@ impl ServerHandler for CopyqMcp {
         }
         let json = self
             .structured(&ctx)
-            .then(|| structured::content(&request.name, &args, &outcome))
+            .then(|| {
+                structured::content(
+                    &request.name,
+                    &args,
+                    outcome.as_ref().map(|r| r.text.as_str()),
+                )
+            })
             .flatten();
         let result = match outcome {
-            Ok(text) => {
+            Ok(reply) => {
                 tracing::info!(
                     ms = started.elapsed().as_millis() as u64,
-                    reply_bytes = text.len(),
+                    reply_bytes = reply.text.len(),
+                    images = reply.images.len(),
                     "ok"
                 );
-                CallToolResult::success(vec![ContentBlock::text(text)])
+                CallToolResult::success(reply.blocks())
             }
             Err(e) => {
                 tracing::info!(
@@ -162,15 +169,21 @@ impl CopyqMcp {
         name: &str,
         principal: &Principal,
         args: &Map<String, serde_json::Value>,
-    ) -> Result<String, super::ToolError> {
+    ) -> Result<super::Reply, super::ToolError> {
         match name {
             READ_TOOL => read::call(&self.tools, &principal.tabs, args).await,
-            WRITE_TOOL => write::call(&self.tools, principal, args).await,
-            VALIDATE_TOOL => validate::call(&self.tools, principal, args).await,
+            WRITE_TOOL => write::call(&self.tools, principal, args)
+                .await
+                .map(Into::into),
+            VALIDATE_TOOL => validate::call(&self.tools, principal, args)
+                .await
+                .map(Into::into),
             chatgpt::SEARCH_TOOL | chatgpt::FETCH_TOOL => {
-                chatgpt::call(&self.tools, &principal.tabs, name, args).await
+                chatgpt::call(&self.tools, &principal.tabs, name, args)
+                    .await
+                    .map(Into::into)
             }
-            _ => unreachable_tool(name),
+            _ => unreachable_tool(name).map(Into::into),
         }
     }
 }

@@ -68,6 +68,17 @@ pub struct Consent<'a> {
     /// The gateway is reached over https: the cookie gets `Secure`.
     pub secure: bool,
     pub redact: crate::privacy::Redact,
+    /// `[privacy] external_images`: whether images of tabs outside `mcp/` may be sent.
+    pub external_images: bool,
+}
+
+/// What the page says of images, which cannot be masked.
+fn images(external: bool) -> &'static str {
+    if external {
+        " Images cannot be masked: the app may see the screenshots and pictures in the tabs it reads, your clipboard history included (<code>[privacy] external_images</code>)."
+    } else {
+        " Images in your tabs outside <code>mcp/</code> stay on this computer (<code>[privacy] external_images</code>)."
+    }
 }
 
 /// What the page says `[privacy] redact` masks.
@@ -143,7 +154,7 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
          (with all tabs, <em>your clipboard history included</em>: everything you have copied), and can search them. Changes nothing.</label><br>\
          <label><input type=\"radio\" name=\"role\" value=\"write\"{write}> <strong>Write</strong>: everything Read sees, and may add, \
          change, move and delete items in the tabs under <code>mcp/</code>. Your other tabs stay read-only.</label>\
-         </fieldset>{tabs}<p>{redaction}</p>\
+         </fieldset>{tabs}<p>{redaction}{images}</p>\
          <p>Access lasts {access} at a time, and the app renews it while it uses it; after {refresh} without use it ends. \
          Revoke it at any time on this machine with <code>copyq-mcp clients revoke</code>.</p>{message}\
          <p><label>Owner passphrase <input type=\"password\" name=\"passphrase\" autocomplete=\"current-password\" autofocus></label></p>\
@@ -165,6 +176,7 @@ pub fn consent_page(status: StatusCode, c: &Consent<'_>) -> Response {
         access = spoken(c.access_ttl),
         refresh = spoken(c.refresh_ttl),
         redaction = redaction(c.redact),
+        images = images(c.external_images),
     );
     let mut res = page(status, "Connect an app to CopyQ", &body);
     let cookie = format!(

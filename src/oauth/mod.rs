@@ -47,6 +47,8 @@ pub(crate) struct OAuthState {
     pub max_clients: usize,
     /// `[privacy] redact`, which the consent page states.
     pub redact: crate::privacy::Redact,
+    /// `[privacy] external_images`, which the consent page states too.
+    pub external_images: bool,
     pending: Mutex<Requests>,
     documents: cimd::Fetcher,
     guesses: passphrase::Guesses,
@@ -70,6 +72,7 @@ pub(crate) struct OAuthConfig {
     pub authorize_per_minute: u32,
     pub documents: cimd::FetchOptions,
     pub redact: crate::privacy::Redact,
+    pub external_images: bool,
 }
 
 impl OAuthState {
@@ -88,6 +91,7 @@ impl OAuthState {
             redirects: c.redirects,
             max_clients: c.max_clients,
             redact: c.redact,
+            external_images: c.external_images,
             pending: Mutex::new(Requests::default()),
             documents: cimd::Fetcher::new(&c.documents)?,
             guesses: passphrase::Guesses::default(),
@@ -122,6 +126,7 @@ impl OAuthState {
             // Whatever base the page is answered under: a trusted proxy's https one too.
             secure: p.issuer.starts_with("https://"),
             redact: self.redact,
+            external_images: self.external_images,
         }
     }
 

@@ -11,6 +11,7 @@ interpreter of the venv to test (target/clients/py1 or py2, see install.sh).
         -> {"isError": bool, "text": "<text content blocks joined with \\n>"}
            plus "structured": <structuredContent> when the server sent one (the 2.x SDK
            has validated it against the tool's outputSchema by then)
+           plus "images": [{"mimeType": ..., "data": "<base64>"}, ...] when the result has any
     on a JSON-RPC error reply (unknown tool, bad params, ...):
         -> {"protocolError": "<message>", "code": <int or null>}        (exit 0)
 
@@ -88,6 +89,15 @@ def _text_of(result) -> str:
     return "\n".join(parts)
 
 
+def _images_of(result) -> list:
+    out = []
+    for block in result.content or []:
+        if getattr(block, "type", None) == "image":
+            mime = getattr(block, "mime_type", None) or getattr(block, "mimeType", None)
+            out.append({"mimeType": mime, "data": block.data})
+    return out
+
+
 async def _run_command(session: ClientSession, args) -> dict:
     try:
         if args.command == "list":
@@ -112,6 +122,9 @@ async def _run_command(session: ClientSession, args) -> dict:
             structured = getattr(result, "structured_content", None) if MCP_MAJOR >= 2 else result.structuredContent
             if structured is not None:
                 out["structured"] = structured
+            images = _images_of(result)
+            if images:
+                out["images"] = images
             return out
     except _RpcError as e:
         err = getattr(e, "error", None)

@@ -6,6 +6,7 @@
 mod support;
 
 mod audit;
+mod content;
 mod copyq_down;
 mod faults;
 mod halfdone;

@@ -249,6 +249,7 @@ async fn the_page_says_who_asks_what_each_role_sees_and_how_long() {
         "<code>copyq-mcp clients revoke</code>",
         "name=\"role\" value=\"read\" checked",
         "Secrets in your tabs outside <code>mcp/</code> (keys, tokens, card numbers) are masked before they leave this computer.",
+        "Images cannot be masked: the app may see the screenshots and pictures in the tabs it reads, your clipboard history included (<code>[privacy] external_images</code>).",
     ] {
         assert!(html.contains(says), "missing {says:?} in {html}");
     }

@@ -15,13 +15,14 @@ use super::{BackendError, CliBackend, Made};
 const SCRIPT: &str = include_str!("../copyq.js");
 
 /// The bundled script, preceded by the write protocol's constants (see
-/// [`crate::backend::protocol`]).
+/// [`crate::backend::protocol`]) and the formats a read describes ([`crate::backend::content`]).
 fn script() -> &'static str {
     static WHOLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     WHOLE.get_or_init(|| {
         format!(
-            "var PROTOCOL = {};\n{SCRIPT}",
-            super::super::protocol::for_script()
+            "var PROTOCOL = {};\nvar CONTENT = {};\n{SCRIPT}",
+            super::super::protocol::for_script(),
+            super::super::content::for_script()
         )
     })
 }

@@ -50,8 +50,8 @@ fn string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolEr
 /// `mcp_read` with `args`, its reply as JSON.
 async fn read_json(tools: &ToolState, tabs: &Coverage, args: Value) -> Result<Value, ToolError> {
     let args = args.as_object().cloned().unwrap_or_default();
-    let text = read::call(tools, tabs, &args).await?;
-    Ok(structured::read_reply(&args, &text))
+    let reply = read::call(tools, tabs, &args).await?;
+    Ok(structured::read_reply(&args, &reply.text))
 }
 
 /// Items whose text, note or tags hold any of the query's words (case-insensitive, literally).

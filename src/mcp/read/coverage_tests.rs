@@ -47,7 +47,7 @@ fn map(v: &Value) -> Map<String, Value> {
 async fn read(tools: &ToolState, tabs: &Coverage, args: &Value) -> String {
     super::call(tools, tabs, &map(args))
         .await
-        .unwrap_or_else(|e| e.line())
+        .map_or_else(|e| e.line(), |r| r.text)
 }
 
 async fn validate(tools: &ToolState, who: &Principal, args: &Value) -> String {

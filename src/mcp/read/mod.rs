@@ -11,6 +11,7 @@
 
 #[cfg(test)]
 mod coverage_tests;
+pub mod image;
 mod query;
 mod redact;
 mod render;
@@ -27,8 +28,8 @@ pub(crate) use redact::{mask_items, show};
 
 use serde_json::{Map, Value};
 
-use super::ToolState;
 use super::error::ToolError;
+use super::{Reply, ToolState};
 use crate::clipboard::Coverage;
 use render::{item, list, tree};
 use search::search;
@@ -55,7 +56,9 @@ impl ReadQuery {
                 scope,
                 index,
                 show,
-            } => item(tools, tabs, tab, *scope, *index, *show).await,
+            } => Ok(item(tools, tabs, (tab, *scope), *index, *show, false)
+                .await?
+                .0),
             Self::Search {
                 query,
                 pattern,
@@ -85,8 +88,24 @@ pub async fn call(
     tools: &ToolState,
     tabs: &Coverage,
     args: &Map<String, Value>,
-) -> Result<String, ToolError> {
+) -> Result<Reply, ToolError> {
     let query = ReadQuery::parse(args)?;
     let _shared = tools.writes.read().await;
-    query.run(tools, tabs).await
+    if let ReadQuery::Item {
+        tab,
+        scope,
+        index,
+        show,
+    } = &query
+    {
+        let (text, image) = item(tools, tabs, (tab, *scope), *index, *show, true).await?;
+        return Ok(Reply {
+            text,
+            images: image
+                .map(|s| (s.mime.to_owned(), s.data))
+                .into_iter()
+                .collect(),
+        });
+    }
+    query.run(tools, tabs).await.map(Reply::from)
 }

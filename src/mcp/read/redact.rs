@@ -46,7 +46,11 @@ pub(super) fn mask_page(
     let mut cut_secret = false;
     for it in &mut page.items {
         let raw = versions.then(|| it.clone());
-        let cut = maybe_cut(&it.text, budget) || maybe_cut(&it.note, budget);
+        // A text derived from a source the read cut may have lost a secret's tail the same way.
+        let derives = it.text.is_empty() && it.content.rich.is_some();
+        let cut = maybe_cut(&it.text, budget)
+            || maybe_cut(&it.note, budget)
+            || (derives && budget.is_some());
         let changed = show(redactor, it);
         cut_secret |= cut && changed;
         if let Some(raw) = raw {
@@ -93,6 +97,8 @@ pub(crate) fn show(redactor: Option<&Redactor>, it: &mut Item) -> bool {
         *it = hidden();
         return true;
     }
+    // A text derived from HTML or a file list is shown, so masked, like any text.
+    crate::clipboard::derive_text(it);
     redactor.is_some_and(|r| mask_item(r, it))
 }
 
@@ -159,7 +165,7 @@ mod tests {
     async fn read(tools: &ToolState, args: Value) -> String {
         let map = args.as_object().cloned().unwrap_or_default();
         match crate::mcp::read::call(tools, &crate::clipboard::Coverage::All, &map).await {
-            Ok(text) => text,
+            Ok(reply) => reply.text,
             Err(e) => e.line(),
         }
     }

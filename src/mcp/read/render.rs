@@ -1,8 +1,10 @@
 //! The replies of `tree`, `list` and `item`, in the reference's pipe-separated format.
 
+use super::image::{Outcome, Sent, prepare};
 use super::redact::Masked;
 use super::tabs::{resolve, scan};
-use crate::clipboard::{Coverage, Scope, tab_depth};
+use crate::backend::content::Format;
+use crate::clipboard::{Coverage, Scope, TabRef, tab_depth};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{PREVIEW_UNITS, Show, item_fields, showing, tab_fields, tag_list};
@@ -65,14 +67,15 @@ pub(super) async fn list(
     Ok(lines.join("\n"))
 }
 
+/// `item`'s reply, and with `images`, the image sent beside it (its `image:` line in the reply).
 pub(super) async fn item(
     tools: &ToolState,
     tabs: &Coverage,
-    input: &str,
-    scope: Scope,
+    (input, scope): (&str, Scope),
     index: i64,
     show: Show,
-) -> Result<String, ToolError> {
+    images: bool,
+) -> Result<(String, Option<Sent>), ToolError> {
     // A negative index still needs the count for its message: read an empty window.
     let (skip, limit) = usize::try_from(index).map_or((0, 0), |i| (i, 1));
     let Masked {
@@ -103,6 +106,18 @@ pub(super) async fn item(
         "mode:item|{}|index:{index}{version}",
         tab_fields(&tab)
     )];
+    if let Some(content) = crate::clipboard::descriptor(&it.content) {
+        lines.push(format!("content:{content}"));
+    }
+    let mut sent = None;
+    if let Some(format) = it.content.image().filter(|_| images) {
+        let row = usize::try_from(index).unwrap_or_default();
+        let outcome = image_of(tools, &tab, row, format).await?;
+        lines.push(format!("image:{}", outcome.line()));
+        if let Outcome::Sent(s) = outcome {
+            sent = Some(s);
+        }
+    }
     if show.text {
         lines.push(format!("text:{}", it.text));
     }
@@ -114,5 +129,32 @@ pub(super) async fn item(
     } else if it.has_note() {
         lines.push("+note".into());
     }
-    Ok(lines.join("\n"))
+    Ok((lines.join("\n"), sent))
+}
+
+/// The image of row `row` of `tab`, as the policy lets it go. Fetched only here: no other mode
+/// reads an image's bytes.
+async fn image_of(
+    tools: &ToolState,
+    tab: &TabRef,
+    row: usize,
+    format: &Format,
+) -> Result<Outcome, ToolError> {
+    let policy = tools.images;
+    if tab.external && !policy.external {
+        return Ok(Outcome::NotSent(
+            "images of tabs outside mcp/ stay on this machine (privacy.external_images)".into(),
+        ));
+    }
+    let Some(bytes) = tools.backend.format(&tab.full, row, &format.mime).await? else {
+        return Ok(Outcome::NotSent("the image is no longer in CopyQ".into()));
+    };
+    let mime = format.mime.clone();
+    let limits = policy.limits;
+    // Decoding and scaling a 4K screenshot takes tens of milliseconds: off the async workers.
+    Ok(
+        tokio::task::spawn_blocking(move || prepare(&mime, bytes, limits))
+            .await
+            .unwrap_or_else(|_| Outcome::NotSent("the image could not be decoded".into())),
+    )
 }

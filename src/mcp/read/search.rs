@@ -10,7 +10,7 @@ use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
-use crate::mcp::format::{Show, one_line, quoted, showing, tag_list};
+use crate::mcp::format::{Show, content_field, one_line, quoted, showing, tag_list};
 
 /// Which of the searched fields of `it` match, in `text,note,tags` order.
 fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static str> {
@@ -58,7 +58,7 @@ pub(super) async fn search(
     }
     let mut lines = vec![header];
     for (tab, i, it, fields) in page {
-        let mut line = format!("{}[{i}]", tab.shown);
+        let mut line = format!("{}[{i}]{}", tab.shown, content_field(it));
         if show.text {
             line = format!("{line}|{}", quoted(&it.text));
         }

@@ -80,7 +80,7 @@ async fn read(args: Value) -> String {
 async fn read_covering(tabs: &Coverage, args: Value) -> String {
     let map = args.as_object().cloned().unwrap_or_default();
     match super::call(&tools(), tabs, &map).await {
-        Ok(text) => text,
+        Ok(reply) => reply.text,
         Err(e) => e.line(),
     }
 }

@@ -39,7 +39,7 @@ pub fn add_schemas(tools: &mut [Tool]) {
 pub fn content(
     name: &str,
     args: &Map<String, Value>,
-    reply: &Result<String, ToolError>,
+    reply: Result<&str, &ToolError>,
 ) -> Option<Value> {
     schema::of(name)?;
     let text = match reply {

@@ -6,6 +6,7 @@ use super::super::slots;
 use super::super::value::{Map, Value};
 use super::{MIME_NOTE, MIME_TAGS, MIME_TEXT, SocketBackend, row_arg};
 use crate::backend::BackendError;
+use crate::backend::content::RICH_MIMES;
 
 /// Which formats a caller needs as content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,8 +19,12 @@ pub enum Formats {
 }
 
 impl Formats {
-    fn wants(self, mime: &str) -> bool {
-        self == Self::All || [MIME_TEXT, MIME_TAGS, MIME_NOTE].contains(&mime)
+    /// Whether to fetch `mime` of an item that has (or lacks) plain text: an item without it
+    /// shows a text derived from its HTML or file list, so those are fetched too.
+    fn wants(self, mime: &str, has_text: bool) -> bool {
+        self == Self::All
+            || [MIME_TEXT, MIME_TAGS, MIME_NOTE].contains(&mime)
+            || (!has_text && RICH_MIMES.contains(&mime))
     }
 }
 
@@ -35,8 +40,9 @@ impl SocketBackend {
         let mut at = Vec::new();
         let mut calls = Vec::new();
         for (i, (row, map)) in rows.iter().enumerate() {
+            let has_text = map.iter().any(|(m, _)| m == MIME_TEXT);
             for (k, (mime, value)) in map.iter().enumerate() {
-                if matches!(value, Value::DataFile(_)) && formats.wants(mime) {
+                if matches!(value, Value::DataFile(_)) && formats.wants(mime, has_text) {
                     at.push((i, k));
                     calls.push(slots::browser_item_format(tab, row_arg(*row), mime));
                 }

@@ -3,6 +3,7 @@
 //! after CopyQ restarts; the server's layout is detected on every connect, so a CopyQ upgraded
 //! under a running gateway (Qt 5 to Qt 6, 6.4 to 17.0) is spoken to in its own layout.
 
+mod content;
 mod data_file;
 mod durable;
 mod read;
@@ -64,6 +65,7 @@ pub fn item_of(map: &Map) -> Item {
         tags: split_tags(&text(MIME_TAGS)),
         note: text(MIME_NOTE),
         secret: text(MIME_PASSWORD_HINT) == "secret",
+        content: Default::default(),
     }
 }
 

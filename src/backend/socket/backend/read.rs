@@ -3,7 +3,7 @@
 
 use super::super::slots;
 use super::super::value::{Map, Value};
-use super::{SocketBackend, cut, data_file, failed, item_of, row_arg};
+use super::{SocketBackend, content, cut, data_file, failed, item_of, row_arg};
 use crate::backend::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector};
 
 impl SocketBackend {
@@ -38,9 +38,12 @@ impl SocketBackend {
             );
         }
         let rows: Vec<Vec<Item>> = match req.limit {
-            Some(limit) => self.windows(&names, &totals, req.skip, limit).await?,
+            Some(limit) => {
+                self.windows(&names, &totals, (req.skip, limit), req.preview)
+                    .await?
+            }
             None => self
-                .whole_checked(&names, &mut totals)
+                .whole_checked(&names, &mut totals, req.preview)
                 .await?
                 .into_iter()
                 .map(|items| items.into_iter().skip(req.skip).collect())
@@ -57,14 +60,34 @@ impl SocketBackend {
                     .into_iter()
                     .map(|it| Item {
                         text: cut(it.text, req.preview),
-                        tags: it.tags,
                         note: cut(it.note, req.preview),
-                        secret: it.secret,
+                        ..it
                     })
                     .collect(),
             })
             .collect();
         Ok(Snapshot { pages, all_tabs })
+    }
+
+    /// One format's bytes (a `DataFile`'s content too: CopyQ reads the file for this slot).
+    pub async fn format(
+        &self,
+        tab: &str,
+        row: usize,
+        mime: &str,
+    ) -> Result<Option<Vec<u8>>, BackendError> {
+        self.settle_owed().await?;
+        if !self.tabs().await?.iter().any(|t| t == tab) {
+            return Ok(None);
+        }
+        let reply = self
+            .call(slots::browser_item_format(tab, row_arg(row), mime))
+            .await?;
+        Ok(match reply {
+            Value::Bytes(Some(b)) if !b.is_empty() => Some(b),
+            Value::String(Some(s)) if !s.is_empty() => Some(s.into_bytes()),
+            _ => None,
+        })
     }
 
     /// A read, then `maxitems` when the backend's cache cannot answer.
@@ -88,8 +111,8 @@ impl SocketBackend {
         &self,
         names: &[String],
         totals: &[usize],
-        skip: usize,
-        limit: usize,
+        (skip, limit): (usize, usize),
+        preview: Option<usize>,
     ) -> Result<Vec<Vec<Item>>, BackendError> {
         let mut calls = Vec::new();
         let mut rows = Vec::new();
@@ -109,7 +132,7 @@ impl SocketBackend {
                 .collect();
             self.fill_data_files(name, &mut maps, data_file::Formats::Item)
                 .await?;
-            tabs.push(maps.iter().map(|(_, m)| item_of(m)).collect());
+            tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());
         }
         Ok(tabs)
     }
@@ -123,8 +146,9 @@ impl SocketBackend {
         &self,
         names: &[String],
         totals: &mut [usize],
+        preview: Option<usize>,
     ) -> Result<Vec<Vec<Item>>, BackendError> {
-        let mut tabs = self.whole(names).await?;
+        let mut tabs = self.whole(names, preview).await?;
         for i in 0..names.len() {
             if tabs[i].len() != totals[i] {
                 tracing::debug!(
@@ -134,7 +158,7 @@ impl SocketBackend {
                 );
                 totals[i] = self.length(&names[i]).await?;
                 let rows = self
-                    .windows(&names[i..=i], &totals[i..=i], 0, totals[i])
+                    .windows(&names[i..=i], &totals[i..=i], (0, totals[i]), preview)
                     .await?;
                 tabs[i] = rows.into_iter().next().unwrap_or_default();
             }
@@ -142,7 +166,11 @@ impl SocketBackend {
         Ok(tabs)
     }
 
-    async fn whole(&self, names: &[String]) -> Result<Vec<Vec<Item>>, BackendError> {
+    async fn whole(
+        &self,
+        names: &[String],
+        preview: Option<usize>,
+    ) -> Result<Vec<Vec<Item>>, BackendError> {
         let ids = self
             .call_many(names.iter().map(|n| slots::create_selection(n)).collect())
             .await?;
@@ -174,8 +202,16 @@ impl SocketBackend {
             };
             self.fill_data_files(name, &mut maps, data_file::Formats::Item)
                 .await?;
-            tabs.push(maps.iter().map(|(_, m)| item_of(m)).collect());
+            tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());
         }
         Ok(tabs)
+    }
+}
+
+/// A row as a read shows it: text, tags and note, and what else it holds.
+fn read_item(map: &Map, preview: Option<usize>) -> Item {
+    Item {
+        content: content::content_of(map, preview),
+        ..item_of(map)
     }
 }

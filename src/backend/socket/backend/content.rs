@@ -1,0 +1,64 @@
+//! The formats of a row as a read describes them ([`crate::backend::content`]): sizes and pixel
+//! sizes from the bytes CopyQ sent, or, for a format CopyQ keeps in a file (8.0+), from that file's
+//! size and first bytes, so a listing never fetches an image through CopyQ.
+
+use std::io::Read;
+
+use super::super::value::{Map, Value};
+use super::{MIME_TEXT, cut};
+use crate::backend::content::{CONTENT_MIMES, Content, Format, HEAD_BYTES, RICH_MIMES, Rich};
+use crate::backend::content::{RICH_UNITS_PER_PREVIEW, pixels_of};
+
+/// What `map` holds beside text, tags and note; `preview` cuts a rich source as the CLI does.
+pub fn content_of(map: &Map, preview: Option<usize>) -> Content {
+    let mut content = Content::default();
+    for (mime, value) in map {
+        if !CONTENT_MIMES.contains(&mime.as_str()) {
+            continue;
+        }
+        if let Some(format) = describe(mime, value) {
+            content.formats.push(format);
+        }
+    }
+    content.sort();
+    let has_text = map
+        .iter()
+        .any(|(m, v)| m == MIME_TEXT && v.to_text().is_some_and(|t| !t.is_empty()));
+    if !has_text {
+        content.rich = RICH_MIMES.iter().find_map(|mime| {
+            let source = map
+                .iter()
+                .find(|(m, _)| m == mime)
+                .and_then(|(_, v)| v.to_text())?;
+            let units = preview.map(|p| p.saturating_mul(RICH_UNITS_PER_PREVIEW));
+            Some(Rich {
+                mime: (*mime).to_owned(),
+                source: cut(source, units),
+            })
+        });
+    }
+    content
+}
+
+fn describe(mime: &str, value: &Value) -> Option<Format> {
+    let (bytes, pixels) = match value {
+        Value::Bytes(b) => {
+            let b = b.as_deref().unwrap_or_default();
+            (b.len() as u64, pixels_of(mime, b))
+        }
+        Value::String(s) => (s.as_deref().unwrap_or_default().len() as u64, None),
+        Value::DataFile(path) => {
+            let file = std::fs::File::open(path).ok()?;
+            let bytes = file.metadata().ok()?.len();
+            let mut head = Vec::with_capacity(HEAD_BYTES);
+            file.take(HEAD_BYTES as u64).read_to_end(&mut head).ok()?;
+            (bytes, pixels_of(mime, &head))
+        }
+        _ => return None,
+    };
+    Some(Format {
+        mime: mime.to_owned(),
+        bytes,
+        pixels,
+    })
+}
