@@ -7,6 +7,7 @@
 //! (tests/copyq-versions/chroot.sh), against that chroot's CopyQ too, side by side.
 //! Results go to stdout and `bench/results.md`.
 
+mod backend;
 mod floors;
 mod load;
 mod mixed;
@@ -303,6 +304,14 @@ async fn operations_table(
         report.push(row);
     }
     report.push(String::new());
+    if only.is_empty() || only.split(',').any(|o| "add".starts_with(o)) {
+        report.extend([
+            "| operation | socket floor | socket backend | backend / floor |".to_owned(),
+            "|---|---|---|---|".to_owned(),
+            backend::add_row(copyq, &floor, 100).await,
+            String::new(),
+        ]);
+    }
     socket
 }
 
