@@ -85,7 +85,7 @@ impl Floors {
     }
 
     /// The same calls the gateway's socket backend makes, pipelined as far as they can be.
-    async fn socket_once(&self, op: &str) {
+    pub async fn socket_once(&self, op: &str) {
         let c = &self.client;
         match op {
             "list (20 items)" | "item" => {

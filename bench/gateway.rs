@@ -304,14 +304,18 @@ async fn operations_table(
         report.push(row);
     }
     report.push(String::new());
-    if only.is_empty() || only.split(',').any(|o| "add".starts_with(o)) {
-        report.extend([
-            "| operation | socket floor | socket backend | backend / floor |".to_owned(),
-            "|---|---|---|---|".to_owned(),
-            backend::add_row(copyq, &floor, 100).await,
-            String::new(),
-        ]);
+    let wanted = |op: &str| only.is_empty() || only.split(',').any(|o| op.starts_with(o));
+    report.extend([
+        "| operation | socket floor | socket backend | backend / floor |".to_owned(),
+        "|---|---|---|---|".to_owned(),
+    ]);
+    if wanted("tree") {
+        report.push(backend::tree_row(copyq, &floor, 100).await);
     }
+    if wanted("add") {
+        report.push(backend::add_row(copyq, &floor, 100).await);
+    }
+    report.push(String::new());
     socket
 }
 
