@@ -85,7 +85,7 @@ impl Floors {
     }
 
     /// The same calls the gateway's socket backend makes, pipelined as far as they can be.
-    async fn socket_once(&self, op: &str) {
+    pub async fn socket_once(&self, op: &str) {
         let c = &self.client;
         match op {
             "list (20 items)" | "item" => {
@@ -167,15 +167,18 @@ impl Floors {
                 }
                 assert!(hits > 0, "the floor search found nothing");
             }
-            _ => {
-                let tab = "mcp/workspace/floor-add-socket";
-                let item = vec![("text/plain".to_owned(), Value::bytes("benchmark item"))];
-                let calls = [
-                    slots::browser_insert(self.layout.map_list, tab, 0, vec![item]),
-                    slots::unload_tabs(&[tab]),
-                ];
-                c.call_many(&calls).await.expect("add");
-            }
+            _ => self.socket_add().await,
         }
+    }
+
+    /// The floor of a durable add: the insert and the unload that saves it, pipelined.
+    pub async fn socket_add(&self) {
+        let tab = "mcp/workspace/floor-add-socket";
+        let item = vec![("text/plain".to_owned(), Value::bytes("benchmark item"))];
+        let calls = [
+            slots::browser_insert(self.layout.map_list, tab, 0, vec![item]),
+            slots::unload_tabs(&[tab]),
+        ];
+        self.client.call_many(&calls).await.expect("add");
     }
 }

@@ -7,6 +7,7 @@
 //! (tests/copyq-versions/chroot.sh), against that chroot's CopyQ too, side by side.
 //! Results go to stdout and `bench/results.md`.
 
+mod backend;
 mod floors;
 mod images;
 mod load;
@@ -258,17 +259,33 @@ async fn operations_table(
     let cli = Gateway::start(copyq, "cli");
     let socket = Gateway::start(copyq, "socket");
     let floor = floors::Floors::connect(copyq).await;
-    for (name, args, n_cli, n_socket) in operations() {
+    // COPYQ_MCP_BENCH_OPS=add,tree: only the operations whose names start so; COPYQ_MCP_BENCH_NO_CLI=1:
+    // the socket columns only (the CLI columns read 0). For quick side-by-side runs while working.
+    let only = std::env::var("COPYQ_MCP_BENCH_OPS").unwrap_or_default();
+    let with_cli = std::env::var_os("COPYQ_MCP_BENCH_NO_CLI").is_none();
+    let picked = operations()
+        .into_iter()
+        .filter(|(name, ..)| only.is_empty() || only.split(',').any(|o| name.starts_with(o)));
+    for (name, args, n_cli, n_socket) in picked {
         let body = tool_call(args.clone());
-        let g_cli = time(n_cli, || {
-            post(http, &cli.url, Some(&cli.token), &body).map_unit()
-        })
-        .await;
+        let n_cli = if with_cli { n_cli } else { 0 };
+        let g_cli = match n_cli {
+            0 => (0.0, 0.0),
+            n => {
+                time(n, || {
+                    post(http, &cli.url, Some(&cli.token), &body).map_unit()
+                })
+                .await
+            }
+        };
         let g_sock = time(n_socket, || {
             post(http, &socket.url, Some(&socket.token), &body).map_unit()
         })
         .await;
-        let f_cli = floor.cli(copyq, name, n_cli).await;
+        let f_cli = match n_cli {
+            0 => (0.0, 0.0),
+            n => floor.cli(copyq, name, n).await,
+        };
         let f_sock = floor.socket(name, n_socket).await;
         let row = format!(
             "| {name} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1}x faster | {:.2}x (+{:.2} ms) |",
@@ -286,6 +303,18 @@ async fn operations_table(
         );
         println!("{row}");
         report.push(row);
+    }
+    report.push(String::new());
+    let wanted = |op: &str| only.is_empty() || only.split(',').any(|o| op.starts_with(o));
+    report.extend([
+        "| operation | socket floor | socket backend | backend / floor |".to_owned(),
+        "|---|---|---|---|".to_owned(),
+    ]);
+    if wanted("tree") {
+        report.push(backend::tree_row(copyq, &floor, 100).await);
+    }
+    if wanted("add") {
+        report.push(backend::add_row(copyq, &floor, 100).await);
     }
     report.push(String::new());
     socket
@@ -325,11 +354,17 @@ async fn run() {
         _ => {}
     }
     let socket = operations_table(&copyq, &http, &mut report).await;
+    // COPYQ_MCP_BENCH_ONLY=ops: the operations tables alone, printed.
+    let ops_only = std::env::var("COPYQ_MCP_BENCH_ONLY").as_deref() == Ok("ops");
     if let Some(chroot) = std::env::var_os("COPYQ_MCP_BENCH_CHROOT").filter(|c| !c.is_empty()) {
         let other =
             PrivateCopyq::start_in(Some(chroot.into())).expect("a private CopyQ in the chroot");
         seed(&other);
         drop(operations_table(&other, &http, &mut report).await);
+    }
+    if ops_only {
+        println!("\n{}", report.join("\n"));
+        return;
     }
     report.extend(redaction::table(&copyq, &http).await);
     report.extend(images::table(&copyq, &http).await);

@@ -21,6 +21,24 @@ fn set_config(name: &str, value: &str) -> Call {
     )
 }
 
+/// What the steps before a write's body found of the tabs it touches.
+pub(super) struct Before {
+    /// A touched tab did not exist: the tab list is saved after the write.
+    pub created: bool,
+    /// A touched tab stayed loaded when unloaded: the save delays are zeroed around the body.
+    pub pinned: bool,
+}
+
+/// The value of option `name` in the reply to `config(name)`.
+fn config_text(name: &str, reply: Value) -> Result<String, BackendError> {
+    let map = slots::expect_map(&slots::config(name), reply).map_err(failed)?;
+    Ok(match map_get(&map, name) {
+        Some(Value::Int(n)) => n.to_string(),
+        Some(v) => v.to_text().unwrap_or_default(),
+        None => String::new(),
+    })
+}
+
 impl SocketBackend {
     /// Tabs CopyQ saved and dropped from memory (it keeps those open in its window).
     pub(super) async fn unload(&self, tabs: &[String]) -> Result<Vec<String>, BackendError> {
@@ -33,23 +51,14 @@ impl SocketBackend {
         slots::expect_string_list(&call, reply).map_err(failed)
     }
 
-    async fn config_text(&self, name: &str) -> Result<String, BackendError> {
-        let call = slots::config(name);
-        let reply = self.call(call.clone()).await?;
-        let map = slots::expect_map(&call, reply).map_err(failed)?;
-        Ok(match map_get(&map, name) {
-            Some(Value::Int(n)) => n.to_string(),
-            Some(v) => v.to_text().unwrap_or_default(),
-            None => String::new(),
-        })
-    }
-
     /// The save delays as they are, then all set to 0. If setting them fails, some may be 0
     /// already: they are put back before the error is returned.
     async fn zero_delays(&self) -> Result<Vec<String>, BackendError> {
+        let reads = SAVE_DELAYS.iter().map(|k| slots::config(k)).collect();
+        let replies = self.call_many(reads).await?;
         let mut old = Vec::new();
-        for k in SAVE_DELAYS {
-            old.push(self.config_text(k).await?);
+        for (k, reply) in SAVE_DELAYS.iter().zip(replies) {
+            old.push(config_text(k, reply)?);
         }
         let zeros = SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect();
         if let Err(e) = self.call_many(zeros).await {
@@ -107,12 +116,29 @@ impl SocketBackend {
     {
         self.settle_owed().await?;
         let existing = self.existing(names).await?;
-        let created = existing.len() < names.len();
         // write protocol: unload
         let unloaded = self.unload(&existing).await?;
-        let pinned = existing.iter().any(|n| !unloaded.contains(n));
+        let before = Before {
+            created: existing.len() < names.len(),
+            pinned: existing.iter().any(|n| !unloaded.contains(n)),
+        };
+        self.durably_from(names, before, body).await
+    }
+
+    /// The protocol from its third step on, for a write whose caller has checked, and unloaded
+    /// what existed of `names` (owed delays settled first): an insert does both in one batch.
+    pub(super) async fn durably_from<T, F, Fut>(
+        &self,
+        names: &[&str],
+        before: Before,
+        body: F,
+    ) -> Result<(T, Persisted), BackendError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, BackendError>>,
+    {
         // write protocol: zero-delays
-        let old = match pinned {
+        let old = match before.pinned {
             true => Some(self.zero_delays().await?),
             false => None,
         };
@@ -136,12 +162,12 @@ impl SocketBackend {
             }
         }
         let value = result?;
-        self.save_after(names, created)
+        self.save_after(names, before.created)
             .await
             .map_err(|e| BackendError::after(Made::Change, e))?;
         Ok((
             value,
-            if pinned {
+            if before.pinned {
                 Persisted::SaveDelay
             } else {
                 Persisted::Unload
@@ -149,20 +175,20 @@ impl SocketBackend {
         ))
     }
 
-    /// Save what the write touched now that it is made.
+    /// Save what the write touched now that it is made, in one batch. Every one of `names` is a
+    /// tab now: the body made or found each (its verify checked), so none is created by naming it.
     async fn save_after(&self, names: &[&str], created: bool) -> Result<(), BackendError> {
-        let now = self.existing(names).await?;
         // write protocol: unload-after
-        self.unload(&now).await?;
+        let mut calls = vec![slots::unload_tabs(names)];
         if created {
             // write protocol: flush-tab-list
-            self.flush_tab_list().await?;
+            calls.push(slots::config("tabs"));
         }
-        Ok(())
+        self.call_many(calls).await.map(|_| ())
     }
 
     /// Those of `names` that are tabs now.
-    async fn existing(&self, names: &[&str]) -> Result<Vec<String>, BackendError> {
+    pub(super) async fn existing(&self, names: &[&str]) -> Result<Vec<String>, BackendError> {
         let all = self.tabs().await?;
         Ok(names
             .iter()

@@ -6,6 +6,10 @@ use super::super::value::{Map, Value};
 use super::{SocketBackend, content, cut, data_file, failed, item_of, row_arg};
 use crate::backend::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector};
 
+/// The most row calls asked together with the lengths (past it, the lengths are asked first, so
+/// that only rows that exist are asked: a long window of short tabs would be mostly misses).
+const WINDOW_CALLS: usize = 512;
+
 impl SocketBackend {
     /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
     /// another (whole tabs through selections, which return every row in one reply).
@@ -25,11 +29,23 @@ impl SocketBackend {
                 .collect(),
             TabSelector::All {} => all_tabs.clone(),
         };
-        let lengths = self
-            .call_many(names.iter().map(|n| slots::browser_length(n)).collect())
-            .await?;
+        // A window small enough is asked with the lengths, in one batch (rows past a tab's end
+        // come back empty and are dropped): a tree or a list is then one round trip after the
+        // tab list, as a native client's would be.
+        let together = req
+            .limit
+            .filter(|limit| names.len().saturating_mul(*limit) <= WINDOW_CALLS);
+        let mut calls: Vec<_> = names.iter().map(|n| slots::browser_length(n)).collect();
+        if let Some(limit) = together {
+            for name in &names {
+                let window = req.skip..req.skip.saturating_add(limit);
+                calls.extend(window.map(|r| slots::browser_item_data(name, row_arg(r))));
+            }
+        }
+        let mut replies = self.call_many(calls).await?;
+        let rest = replies.split_off(names.len().min(replies.len()));
         let mut totals = Vec::with_capacity(names.len());
-        for (call_tab, reply) in names.iter().zip(lengths) {
+        for (call_tab, reply) in names.iter().zip(replies) {
             totals.push(
                 usize::try_from(
                     slots::expect_int(&slots::browser_length(call_tab), reply).map_err(failed)?,
@@ -37,12 +53,16 @@ impl SocketBackend {
                 .unwrap_or(0),
             );
         }
-        let rows: Vec<Vec<Item>> = match req.limit {
-            Some(limit) => {
+        let rows: Vec<Vec<Item>> = match (together, req.limit) {
+            (Some(limit), _) => {
+                self.windows_from(&names, &totals, (req.skip, limit), rest, req.preview)
+                    .await?
+            }
+            (None, Some(limit)) => {
                 self.windows(&names, &totals, (req.skip, limit), req.preview)
                     .await?
             }
-            None => self
+            (None, None) => self
                 .whole_checked(&names, &mut totals, req.preview)
                 .await?
                 .into_iter()
@@ -130,6 +150,35 @@ impl SocketBackend {
                     (r, map.unwrap_or_default())
                 })
                 .collect();
+            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
+                .await?;
+            tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());
+        }
+        Ok(tabs)
+    }
+
+    /// The windows from `replies`: `limit` rows from `skip` asked of every tab, in tab order,
+    /// each cut to the tab's length.
+    async fn windows_from(
+        &self,
+        names: &[String],
+        totals: &[usize],
+        (skip, limit): (usize, usize),
+        replies: Vec<Value>,
+        preview: Option<usize>,
+    ) -> Result<Vec<Vec<Item>>, BackendError> {
+        let mut replies = replies.into_iter();
+        let mut tabs = Vec::with_capacity(names.len());
+        for (name, total) in names.iter().zip(totals) {
+            let end = *total.min(&skip.saturating_add(limit));
+            let mut maps = Vec::new();
+            for r in skip..skip.saturating_add(limit) {
+                let reply = replies.next();
+                if r < end {
+                    let map = reply.as_ref().and_then(Value::as_map).cloned();
+                    maps.push((r, map.unwrap_or_default()));
+                }
+            }
             self.fill_data_files(name, &mut maps, data_file::Formats::Item)
                 .await?;
             tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());

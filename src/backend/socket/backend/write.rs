@@ -4,6 +4,7 @@
 use super::super::slots;
 use super::super::value::{Map, Value, map_get};
 use super::data_file::Formats;
+use super::durable::Before;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Made, Persisted};
 
@@ -83,38 +84,108 @@ impl SocketBackend {
         Ok(())
     }
 
+    /// Insert `data` at row 0 of `tab` (which had `before` rows), for a move's target: the
+    /// length asked first (a tab missing has none, and naming it to CopyQ would create it).
     async fn insert_map(&self, tab: &str, data: Map, expect: &Item) -> Result<(), BackendError> {
         let before = if self.exists(tab).await? {
             self.length(tab).await?
         } else {
             0
         };
+        self.insert_verified(tab, data, expect, before).await
+    }
+
+    /// The insert and its check in one batch: the insert, the tab list (it landed in a tab of
+    /// that exact name), the length (one more row) and row 0 (the item). Naming `tab` after the
+    /// insert creates nothing: the insert made it, or went to the tab CopyQ matched the name to,
+    /// which the length and row then name too.
+    async fn insert_verified(
+        &self,
+        tab: &str,
+        data: Map,
+        expect: &Item,
+        before: usize,
+    ) -> Result<(), BackendError> {
         let layout = self.layout().await?;
-        let reply = self
-            .call(slots::browser_insert(layout.map_list, tab, 0, vec![data]))
-            .await?;
-        ok_or_text(&reply, "insert")?;
-        // write protocol: verify
-        self.check_landed(tab).await?;
-        if self.length(tab).await? != before + 1
-            || item_of(&self.row_data(tab, 0, Formats::Item).await?) != *expect
-        {
+        let calls = vec![
+            slots::browser_insert(layout.map_list, tab, 0, vec![data]),
+            // write protocol: verify
+            slots::tabs(),
+            slots::browser_length(tab),
+            slots::browser_item_data(tab, 0),
+        ];
+        let [inserted, tabs, length, first]: [Value; 4] =
+            self.call_many(calls)
+                .await?
+                .try_into()
+                .map_err(|_| BackendError::Failed("insert: a reply is missing".into()))?;
+        ok_or_text(&inserted, "insert")?;
+        let tabs = slots::expect_string_list(&slots::tabs(), tabs).map_err(failed)?;
+        if !tabs.iter().any(|t| t == tab) {
+            return Err(BackendError::Misdirected {
+                tab: tab.to_owned(),
+            });
+        }
+        let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
+        let mut rows = [(0, first.as_map().cloned().unwrap_or_default())];
+        self.fill_data_files(tab, &mut rows, Formats::Item).await?;
+        let [(_, first)] = rows;
+        if usize::try_from(count).ok() != Some(before + 1) || item_of(&first) != *expect {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
         Ok(())
     }
 
+    /// Four round trips when nothing is pinned: the tab list; the room check and the unload in
+    /// one batch; the insert and its check in one; the unload after (with the tab list's save
+    /// when the tab is new).
     pub async fn insert(
         &self,
         tab: &str,
         item: &Item,
         limit: usize,
     ) -> Result<Persisted, BackendError> {
-        self.check_room(tab, limit).await?;
-        Ok(self
-            .durably(&[tab], || self.insert_map(tab, map_of(item), item))
+        self.settle_owed().await?;
+        let existed = self.exists(tab).await?;
+        let (before, pinned) = match existed {
+            true => self.room_and_unload(tab, limit).await?,
+            false => (0, false),
+        };
+        let state = Before {
+            created: !existed,
+            pinned,
+        };
+        let body = || self.insert_verified(tab, map_of(item), item, before);
+        Ok(self.durably_from(&[tab], state, body).await?.1)
+    }
+
+    /// The rows of `tab` (an existing tab), refused when it has no room under `limit`, and
+    /// whether it stays loaded once unloaded (pinned), in one batch. Unloading only saves: a
+    /// refused insert leaves the tab as it was.
+    async fn room_and_unload(
+        &self,
+        tab: &str,
+        limit: usize,
+    ) -> Result<(usize, bool), BackendError> {
+        let calls = vec![
+            // write protocol: check
+            slots::browser_length(tab),
+            // write protocol: unload
+            slots::unload_tabs(&[tab]),
+        ];
+        let [length, unloaded]: [Value; 2] = self
+            .call_many(calls)
             .await?
-            .1)
+            .try_into()
+            .map_err(|_| BackendError::Failed("room check: a reply is missing".into()))?;
+        let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
+        let count = usize::try_from(count).unwrap_or(0);
+        if count >= limit {
+            return Err(BackendError::TabFull { limit });
+        }
+        let unloaded =
+            slots::expect_string_list(&slots::unload_tabs(&[tab]), unloaded).map_err(failed)?;
+        Ok((count, !unloaded.iter().any(|t| t == tab)))
     }
 
     pub async fn change(

@@ -1,0 +1,83 @@
+//! The socket backend alone (a durable add, a tree's read of every tab), against the same work as
+//! raw socket calls (the floor): no HTTP, no MCP, no audit log, so what is left is the backend's
+//! round trips and decoding. Samples of the two alternate, so a machine busy with other work slows
+//! both alike.
+
+use std::time::{Duration, Instant};
+
+use copyq_mcp::backend::socket::path::SocketEnv;
+use copyq_mcp::backend::{Item, ReadRequest, SocketBackend, SocketConfig, TabSelector};
+use copyq_mcp::sandbox::PrivateCopyq;
+
+use super::floors::Floors;
+use super::stats;
+
+fn backend(copyq: &PrivateCopyq) -> SocketBackend {
+    let env = SocketEnv {
+        settings_path: Some(copyq.settings_path()),
+        session: Some(copyq.session().to_owned()),
+        ..SocketEnv::default()
+    };
+    SocketBackend::new(SocketConfig {
+        path: env.socket_path().expect("socket path"),
+        timeout: Duration::from_secs(30),
+    })
+}
+
+/// The row of the tree's read (every tab, 20 rows of each) vs its floor, `n` alternating samples.
+pub async fn tree_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String {
+    let backend = backend(copyq);
+    let request = ReadRequest {
+        tabs: TabSelector::All {},
+        skip: 0,
+        limit: Some(20),
+        preview: Some(100),
+    };
+    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..=n {
+        let t = Instant::now();
+        backend.read(&request).await.expect("read");
+        let b = t.elapsed();
+        let t = Instant::now();
+        floor.socket_once("tree scope:all").await;
+        let f = t.elapsed();
+        if i > 0 {
+            ours.push(b);
+            floors.push(f);
+        }
+    }
+    row("tree scope:all, backend alone", stats(floors), stats(ours))
+}
+
+fn row(name: &str, f: (f64, f64), b: (f64, f64)) -> String {
+    format!(
+        "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2}x (+{:.2} ms) |",
+        f.0,
+        f.1,
+        b.0,
+        b.1,
+        b.0 / f.0,
+        b.0 - f.0
+    )
+}
+
+/// The table's row: backend add vs floor add, `n` alternating samples of each.
+pub async fn add_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String {
+    let backend = backend(copyq);
+    let item = Item::new("benchmark item", &[], "");
+    let tab = "mcp/workspace/bench-add-backend";
+    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..=n {
+        let t = Instant::now();
+        backend.insert(tab, &item, 100_000).await.expect("insert");
+        let b = t.elapsed();
+        let t = Instant::now();
+        floor.socket_add().await;
+        let f = t.elapsed();
+        if i > 0 {
+            ours.push(b);
+            floors.push(f);
+        }
+    }
+    row("add, backend alone", stats(floors), stats(ours))
+}
