@@ -10,6 +10,7 @@ mod error;
 mod format;
 mod mask;
 mod read;
+mod resources;
 mod server;
 mod validate;
 mod write;

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -17,7 +19,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{ToolState, read, validate, write};
+use super::{ToolState, read, resources, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -50,9 +52,14 @@ fn no_such_tool() -> McpError {
 
 impl ServerHandler for CopyqMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("copyq-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("copyq-mcp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -120,6 +127,39 @@ impl ServerHandler for CopyqMcp {
             }
         };
         Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let Some(principal) = principal(&ctx) else {
+            return Ok(ListResourcesResult::default().with_cache_scope(CacheScope::Private));
+        };
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list(&self.tools, principal, cursor).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(principal) = principal(&ctx) else {
+            return Err(McpError::resource_not_found("Resource not found", None));
+        };
+        Ok(resources::read(&self.tools, principal, &request.uri)
+            .await?
+            .into())
     }
 }
 

@@ -15,6 +15,7 @@ mod hardening;
 mod idle;
 mod lan;
 mod observability;
+mod resources;
 mod sharp_edges;
 mod socket_protocol;
 mod tls;
