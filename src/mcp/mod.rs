@@ -39,6 +39,8 @@ pub struct ToolState {
     pub version_key: [u8; 32],
     /// Prometheus metrics (`[metrics] enabled`): tool calls here, HTTP requests in `http`.
     pub metrics: Option<std::sync::Arc<crate::metrics::Metrics>>,
+    /// The live resource subscriptions (`resources::watch`), bounded per token.
+    pub watches: resources::Registry,
 }
 
 /// 32 random bytes; if the system cannot give them (it always can where the gateway runs), a key
@@ -63,6 +65,7 @@ impl ToolState {
             privacy: crate::privacy::Privacy::off(),
             version_key: random_key(),
             metrics: None,
+            watches: Default::default(),
         }
     }
 

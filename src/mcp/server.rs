@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig,
+    Implementation, InitializeRequestParams, InitializeResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Map;
 use tracing::Instrument;
@@ -29,11 +30,22 @@ name with scope=external, read-only. Indices start at 0 (newest) and shift after
 #[derive(Debug, Clone)]
 pub struct CopyqMcp {
     tools: Arc<ToolState>,
+    /// Stateful sessions (`[server] sessions`): without them `resources/subscribe` has no stream
+    /// to notify on.
+    sessions: bool,
 }
 
 impl CopyqMcp {
     pub fn new(tools: Arc<ToolState>) -> Self {
-        Self { tools }
+        Self {
+            tools,
+            sessions: false,
+        }
+    }
+
+    pub fn with_sessions(mut self, sessions: bool) -> Self {
+        self.sessions = sessions;
+        self
     }
 }
 
@@ -56,10 +68,22 @@ impl ServerHandler for CopyqMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new("copyq-mcp", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut info = self.negotiate_initialize(&request)?;
+        resources::watch::advertise(&mut info, self.sessions);
+        Ok(info)
     }
 
     async fn list_tools(
@@ -160,6 +184,37 @@ impl ServerHandler for CopyqMcp {
         Ok(resources::read(&self.tools, principal, &request.uri)
             .await?
             .into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.sessions {
+            return Err(McpError::method_not_found::<SubscribeRequestMethod>());
+        }
+        resources::watch::subscribe(&self.tools, &request.uri, &ctx).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        resources::watch::unsubscribe(&self.tools, &request.uri, &ctx);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(resources::watch::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        resources::watch::listen(&self.tools, context).await
     }
 }
 

@@ -4,10 +4,15 @@ end-to-end tests (run it with target/clients/py2/bin/python).
 
     py_resources.py --url URL --token TOKEN [--modern] list
         -> {"resources": [{"uri", "name", "title", "mimeType"}...], "pages": N}   (every page)
+    ... caps
+        -> {"resources": <the resources capability the server announced, or null>}
     ... templates
         -> {"resourceTemplates": [{"uriTemplate", "name", "mimeType"}...]}
     ... read URI
         -> {"contents": [{"uri", "mimeType", "text"}...]}
+    ... flood URI COUNT
+        -> {"subscribed": N, "refused": "<message>" or null}: resources/subscribe of
+        URI?index=0 .. URI?index=COUNT-1 in one session, stopping at the first refusal
     ... watch URI
         prints {"watching": URI} once the subscription holds (resources/subscribe, or with
         --modern subscriptions/listen), then {"updated": URI} for the first change of URI.
@@ -85,6 +90,15 @@ async def command(session: ClientSession, args, updates) -> dict | None:
         return {"contents": [
             {k: dump(c).get(k) for k in ("uri", "mimeType", "text")} for c in result.contents
         ]}
+    if args.command == "flood":
+        done = 0
+        for i in range(args.count):
+            try:
+                await session.subscribe_resource(f"{args.uri}?index={i}")
+            except MCPError as e:
+                return {"subscribed": done, "refused": e.error.message}
+            done += 1
+        return {"subscribed": done, "refused": None}
     if args.modern:
         await watch_modern(session, args.uri)
     else:
@@ -107,11 +121,15 @@ async def run(args) -> None:
             async with streamable_http_client(args.url, http_client=http) as (read, write):
                 async with ClientSession(read, write, message_handler=on_message) as session:
                     if args.modern:
-                        await session.discover()
+                        hello = await session.discover()
                     else:
-                        await session.initialize()
+                        hello = await session.initialize()
                     try:
-                        payload = await command(session, args, updates)
+                        if args.command == "caps":
+                            resources = hello.capabilities.resources
+                            payload = {"resources": dump(resources) if resources else None}
+                        else:
+                            payload = await command(session, args, updates)
                     except MCPError as e:
                         payload = {"protocolError": e.error.message, "code": e.error.code}
                     if payload is not None:
@@ -126,9 +144,13 @@ def main() -> int:
     p.add_argument("--modern", action="store_true")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list")
+    sub.add_parser("caps")
     sub.add_parser("templates")
     for name in ("read", "watch"):
         sub.add_parser(name).add_argument("uri")
+    flood = sub.add_parser("flood")
+    flood.add_argument("uri")
+    flood.add_argument("count", type=int)
     anyio.run(run, p.parse_args())
     return 0
 

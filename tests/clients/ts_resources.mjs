@@ -3,7 +3,7 @@
 // token, for end-to-end tests: the same commands and output as py_resources.py (without
 // --modern: this SDK speaks up to 2025-11-25, so `watch` is resources/subscribe).
 //
-//   ts_resources.mjs --url URL --token TOKEN (list | templates | read URI | watch URI)
+//   ts_resources.mjs --url URL --token TOKEN (list | caps | templates | read URI | watch URI)
 //
 // Run with the Node 22 in $CLIENTS_DIR/node22; the sdk comes from $CLIENTS_DIR/npm/node_modules.
 // A JSON-RPC error: {"protocolError": "<message>", "code": <int>} (exit 0); a transport failure
@@ -58,6 +58,9 @@ async function run() {
       cursor = page.nextCursor;
     } while (cursor);
     return { resources, pages };
+  }
+  if (command === 'caps') {
+    return { resources: client.getServerCapabilities()?.resources ?? null };
   }
   if (command === 'templates') {
     const page = await client.listResourceTemplates(undefined, { timeout: timeoutMs });

@@ -183,7 +183,14 @@ async fn tabs_are_resources_read_as_mcp_read_shows_them() {
             let hidden = run(sdk, &gw.url, &scoped, &["read", EXT_URI]).await;
             assert_eq!(hidden["code"], json!(not_found), "{what}: {hidden}");
             let scoped_list = uris(&run(sdk, &gw.url, &scoped, &["list"]).await);
-            assert_eq!(scoped_list, [TAB_URI], "{what}");
+            assert!(
+                scoped_list.contains(&TAB_URI.to_owned()),
+                "{what}: {scoped_list:?}"
+            );
+            let outside = scoped_list
+                .iter()
+                .find(|u| !u.starts_with("copyq://tab/mcp/workspace/"));
+            assert_eq!(outside, None, "{what}");
             let templates = run(sdk, &gw.url, &gw.read, &["templates"]).await;
             assert_eq!(
                 templates,
@@ -192,4 +199,145 @@ async fn tabs_are_resources_read_as_mcp_read_shows_them() {
             );
         }
     }
+}
+
+/// A client following `uri` in its own process, its stdout lines read by a thread.
+struct Watcher {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Watcher {
+    async fn start(sdk: Sdk, url: &str, token: &str, uri: &str) -> Self {
+        let mut cmd = command(sdk, url, token);
+        cmd.args(["watch", uri])
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("start the client");
+        let stdout = child.stdout.take().expect("stdout");
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = send.send(line);
+            }
+        });
+        let mut watcher = Self { child, lines };
+        let first =
+            tokio::task::block_in_place(|| watcher.next(std::time::Duration::from_secs(30)));
+        assert_eq!(first, Some(json!({ "watching": uri })), "{sdk:?}");
+        watcher
+    }
+
+    /// The client's next line, if one comes within `wait`.
+    fn next(&mut self, wait: std::time::Duration) -> Option<Value> {
+        let line = self.lines.recv_timeout(wait).ok()?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")))
+    }
+
+    /// `change` made until the client tells of an update (a `subscriptions/listen` stream is
+    /// acknowledged before the gateway takes the tab's first fingerprint, so the first change
+    /// may come before it), then the client's exit.
+    async fn updated_after(mut self, change: impl Fn()) -> Value {
+        tokio::task::block_in_place(|| {
+            let mut line = None;
+            for _ in 0..10 {
+                change();
+                line = self.next(std::time::Duration::from_secs(3));
+                if line.is_some() {
+                    break;
+                }
+            }
+            let status = self.child.wait().expect("wait");
+            assert!(status.success(), "the client failed: {status}");
+            line.unwrap_or_default()
+        })
+    }
+}
+
+const WATCHED: &str = "mcp/workspace/watched";
+const WATCHED_URI: &str = "copyq://tab/mcp/workspace/watched";
+const FLOODED_URI: &str = "copyq://tab/mcp/workspace/flooded";
+
+/// `resources/subscribe` notifies on the session's stream: sessions on. `subscriptions/listen`
+/// (2026-07-28) answers on its own request's stream: the default, sessions off.
+async fn gateway_for(sdk: Sdk, backend: BackendKind) -> Gateway {
+    let sessions = sdk != Sdk::PythonModern;
+    gateway_with(copyq(), |s| {
+        s.copyq.backend = backend;
+        s.server.sessions = sessions;
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_hears_of_a_change_made_in_copyq() {
+    copyq().seed(WATCHED, &items(&["first"])).expect("seed");
+    for backend in BACKENDS {
+        for sdk in SDKS {
+            let gw = gateway_for(sdk, backend).await;
+            let watcher = Watcher::start(sdk, &gw.url, &gw.read, WATCHED_URI).await;
+            // Straight into CopyQ, not through the gateway: what the owner copying something does.
+            let add = || {
+                copyq()
+                    .eval(&format!("tab('{WATCHED}'); add('added for {sdk:?}')"), b"")
+                    .expect("add in CopyQ");
+            };
+            assert_eq!(
+                watcher.updated_after(add).await,
+                json!({ "updated": WATCHED_URI }),
+                "{backend:?} {sdk:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_is_announced_only_where_it_can_notify() {
+    let with_subscribe = json!({"resources": {"subscribe": true}});
+    let without = json!({"resources": {}});
+    for sessions in [false, true] {
+        let gw = gateway_with(copyq(), |s| s.server.sessions = sessions).await;
+        for sdk in SDKS {
+            let caps = run(sdk, &gw.url, &gw.read, &["caps"]).await;
+            let expected = if sessions || sdk == Sdk::PythonModern {
+                &with_subscribe
+            } else {
+                &without
+            };
+            assert_eq!(&caps, expected, "sessions {sessions}, {sdk:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_cover_readable_tabs_only_and_are_bounded_per_token() {
+    let many: Vec<String> = (0..20).map(|i| format!("item {i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    copyq()
+        .seed("mcp/workspace/flooded", &items(&many))
+        .expect("seed");
+    copyq().seed(EXT, &items(&["external"])).expect("seed");
+    let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
+    let scoped = token_covering(&gw, Role::Read, &["mcp/workspace"]);
+    let refused = run(Sdk::Python, &gw.url, &scoped, &["flood", EXT_URI, "1"]).await;
+    assert_eq!(refused["subscribed"], json!(0), "{refused}");
+    let flood = run(Sdk::Python, &gw.url, &scoped, &["flood", FLOODED_URI, "17"]).await;
+    assert_eq!(
+        flood,
+        json!({"subscribed": 16, "refused": "Too many subscriptions for this token (at most 16)"})
+    );
+    // That session is over, and its subscriptions with it: the token may hold 16 again (once the
+    // gateway has seen the session go, which takes one poll).
+    let mut again = Value::Null;
+    for _ in 0..20 {
+        again = run(Sdk::Python, &gw.url, &scoped, &["flood", FLOODED_URI, "16"]).await;
+        if again["subscribed"] == json!(16) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert_eq!(again, json!({"subscribed": 16, "refused": null}));
 }

@@ -4,7 +4,9 @@
 //! text, for read and write tokens alike. CopyQ gives items no id that survives a change of
 //! their row, so an item is addressed by index, as in the tools.
 
+mod registry;
 mod uri;
+pub mod watch;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -16,6 +18,7 @@ use super::error::ToolError;
 use super::{ToolState, read};
 use crate::auth::Principal;
 use crate::clipboard::TabRef;
+pub use registry::Registry;
 pub use uri::{parse, tab_uri};
 
 /// Resources per `resources/list` page.
