@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rmcp::ErrorData as McpError;
 use tokio_util::sync::CancellationToken;
@@ -16,6 +17,12 @@ pub const MAX_PER_TOKEN: usize = 16;
 pub struct Registry {
     live: Mutex<HashMap<String, Vec<Entry>>>,
     next: AtomicU64,
+    /// The last fingerprint of each followed tab and when it was taken: subscriptions of one
+    /// tab (its items, other sessions) share a poll instead of each reading CopyQ.
+    recent: Mutex<HashMap<String, (Instant, Option<u64>)>>,
+    /// Held while a fingerprint is read: subscribers polling at once wait for one read and take
+    /// its result, rather than all reading CopyQ (each read is a `copyq` process on the CLI).
+    pub(super) polling: tokio::sync::Mutex<()>,
 }
 
 #[derive(Debug)]
@@ -67,6 +74,22 @@ impl Registry {
                 !hit
             });
         }
+    }
+
+    /// `tab`'s fingerprint if one was taken less than `fresh` ago.
+    pub(super) fn recent(&self, tab: &str, fresh: Duration) -> Option<Option<u64>> {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent
+            .get(tab)
+            .filter(|(at, _)| at.elapsed() < fresh)
+            .map(|(_, fp)| *fp)
+    }
+
+    /// Keeps `tab`'s fingerprint, dropping those no poll has asked for lately.
+    pub(super) fn remember(&self, tab: &str, fingerprint: Option<u64>, keep: Duration) {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.retain(|_, (at, _)| at.elapsed() < keep);
+        recent.insert(tab.to_owned(), (Instant::now(), fingerprint));
     }
 
     pub(super) fn forget(&self, token: &str, id: u64) {

@@ -117,8 +117,20 @@ impl Notifier {
     }
 }
 
-/// The fingerprint of `tab` now; `None` when CopyQ could not be read (then nothing is told).
+/// The fingerprint of `tab` now (or from less than half a poll ago); `None` when CopyQ could not
+/// be read (then nothing is told).
 pub async fn fingerprint(tools: &ToolState, tab: &str) -> Option<u64> {
+    // Half a poll: every subscriber of the tab polls once per POLL, one of them reads CopyQ.
+    let _one_read = tools.watches.polling.lock().await;
+    if let Some(known) = tools.watches.recent(tab, POLL / 2) {
+        return known;
+    }
+    let now = read_fingerprint(tools, tab).await;
+    tools.watches.remember(tab, now, POLL * 10);
+    now
+}
+
+async fn read_fingerprint(tools: &ToolState, tab: &str) -> Option<u64> {
     let request = ReadRequest {
         tabs: TabSelector::Names {
             names: vec![tab.to_owned()],
