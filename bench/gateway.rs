@@ -13,6 +13,7 @@ mod images;
 mod load;
 mod mixed;
 mod redaction;
+mod watch;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -346,6 +347,11 @@ async fn run() {
             println!("\n{}", rows.join("\n"));
             return;
         }
+        // COPYQ_MCP_BENCH_ONLY=watch: what following a tab costs, likewise.
+        Ok("watch") => {
+            println!("\n{}", watch::table(&copyq, &http).await.join("\n"));
+            return;
+        }
         Ok("mixed") => {
             let rows = mixed::table(&copyq).await;
             println!("\n{}", rows.join("\n"));
@@ -371,6 +377,7 @@ async fn run() {
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
     drop(socket);
     report.extend(mixed::table(&copyq).await);
+    report.extend(watch::table(&copyq, &http).await);
     report.push(String::new());
     report.push(format!(
         "Iterations per operation (cli / socket): {}.",

@@ -95,8 +95,9 @@ fn mcp_service(
         None => config.disable_allowed_hosts(),
     };
     let handler_tools = tools.clone();
+    let sessions = server.sessions;
     StreamableHttpService::new(
-        move || Ok(CopyqMcp::new(handler_tools.clone())),
+        move || Ok(CopyqMcp::new(handler_tools.clone()).with_sessions(sessions)),
         Arc::new(LocalSessionManager::default()),
         config,
     )

@@ -13,6 +13,7 @@ mod mask;
 mod presentation;
 mod protocol;
 mod read;
+mod resources;
 mod server;
 mod structured;
 mod validate;
@@ -47,6 +48,8 @@ pub struct ToolState {
     pub surface: crate::config::McpSettings,
     /// Which images `mcp_read item` sends, and how large (`[images]`, `privacy.external_images`).
     pub images: read::image::ImagePolicy,
+    /// The live resource subscriptions (`resources::watch`), bounded per token.
+    pub watches: resources::Registry,
 }
 
 /// A tool's reply: its text, and the images sent beside it (MIME type, bytes).
@@ -102,6 +105,7 @@ impl ToolState {
             metrics: None,
             surface: crate::config::McpSettings::default(),
             images: read::image::ImagePolicy::default(),
+            watches: Default::default(),
         }
     }
 

@@ -7,10 +7,12 @@ use std::time::Instant;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Implementation, InitializeRequestParams, InitializeResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Map;
 use tracing::Instrument;
@@ -18,7 +20,7 @@ use tracing::Instrument;
 use crate::logging::field;
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL, allowed, tools_for};
-use super::{ToolState, chatgpt, presentation, read, structured, validate, write};
+use super::{ToolState, chatgpt, presentation, read, resources, structured, validate, write};
 use crate::auth::Principal;
 
 const INSTRUCTIONS: &str = "Clipboard history from CopyQ. Start with mcp_read mode=tree (scope=all for every \
@@ -28,11 +30,22 @@ name with scope=external, read-only. Indices start at 0 (newest) and shift after
 #[derive(Debug, Clone)]
 pub struct CopyqMcp {
     tools: Arc<ToolState>,
+    /// Stateful sessions (`[server] sessions`): without them `resources/subscribe` has no stream
+    /// to notify on.
+    sessions: bool,
 }
 
 impl CopyqMcp {
     pub fn new(tools: Arc<ToolState>) -> Self {
-        Self { tools }
+        Self {
+            tools,
+            sessions: false,
+        }
+    }
+
+    pub fn with_sessions(mut self, sessions: bool) -> Self {
+        self.sessions = sessions;
+        self
     }
 }
 
@@ -51,9 +64,15 @@ fn no_such_tool() -> McpError {
 
 impl ServerHandler for CopyqMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("copyq-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new("copyq-mcp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn initialize(
@@ -62,9 +81,10 @@ impl ServerHandler for CopyqMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         ctx.peer.set_peer_info(request.clone());
-        let mut result = self.negotiate_initialize(&request)?;
-        presentation::server_info(&mut result.server_info, &result.protocol_version);
-        Ok(result)
+        let mut info = self.negotiate_initialize(&request)?;
+        presentation::server_info(&mut info.server_info, &info.protocol_version);
+        resources::watch::advertise(&mut info, self.sessions);
+        Ok(info)
     }
 
     async fn list_tools(
@@ -155,6 +175,70 @@ impl ServerHandler for CopyqMcp {
             None => result,
         }
         .into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let Some(principal) = principal(&ctx) else {
+            return Ok(ListResourcesResult::default().with_cache_scope(CacheScope::Private));
+        };
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list(&self.tools, principal, cursor).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(principal) = principal(&ctx) else {
+            return Err(McpError::resource_not_found("Resource not found", None));
+        };
+        Ok(resources::read(&self.tools, principal, &request.uri)
+            .await?
+            .into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.sessions {
+            return Err(McpError::method_not_found::<SubscribeRequestMethod>());
+        }
+        resources::watch::subscribe(&self.tools, &request.uri, &ctx).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        resources::watch::unsubscribe(&self.tools, &request.uri, &ctx);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(resources::watch::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        resources::watch::listen(&self.tools, context).await
     }
 }
 

@@ -17,6 +17,7 @@ mod icons;
 mod idle;
 mod lan;
 mod observability;
+mod resources;
 mod sharp_edges;
 mod socket_protocol;
 mod structured;

@@ -25,6 +25,7 @@ pub(crate) use query::KNOWN;
 pub use query::ReadQuery;
 pub(crate) use query::{MODES, search_in_names};
 pub(crate) use redact::{mask_items, show};
+pub(crate) use tabs::visible;
 
 use serde_json::{Map, Value};
 

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use super::redact::{Masked, mask_page, name_masked};
 use crate::backend::{ReadRequest, TabSelector};
-use crate::clipboard::{Coverage, MCP_PREFIX, Scope};
+use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::one_line;
@@ -122,6 +122,28 @@ pub(super) async fn scan(
     pages.retain(|p| tabs.covers(&p.page.name));
     pages.sort_by(by_tab_order);
     Ok(pages)
+}
+
+/// Every tab `tabs` covers whose name the caller may be shown, in the reference's order, from
+/// CopyQ's tab list alone (no tab is read): what the resources list offers.
+pub(crate) async fn visible(tools: &ToolState, tabs: &Coverage) -> Result<Vec<TabRef>, ToolError> {
+    let names_only = ReadRequest {
+        tabs: TabSelector::Names { names: Vec::new() },
+        skip: 0,
+        limit: Some(0),
+        preview: None,
+    };
+    let mut out: Vec<TabRef> = tools
+        .backend
+        .read(&names_only)
+        .await?
+        .all_tabs
+        .iter()
+        .filter(|name| tabs.covers(name) && !name_masked(&tools.privacy, name))
+        .map(|name| TabRef::from_full(name))
+        .collect();
+    out.sort_by(|a, b| (a.external, &a.shown).cmp(&(b.external, &b.shown)));
+    Ok(out)
 }
 
 /// The first of the tabs `input` may mean that exists and `tabs` covers, read with `request`'s

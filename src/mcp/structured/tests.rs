@@ -9,7 +9,7 @@ fn args(v: Value) -> Map<String, Value> {
 }
 
 fn read(a: Value, text: &str) -> Value {
-    content("mcp_read", &args(a), &Ok(text.to_owned())).unwrap_or_default()
+    content("mcp_read", &args(a), Ok(text)).unwrap_or_default()
 }
 
 #[test]
@@ -77,19 +77,19 @@ fn search_rows() {
 fn write_and_validate() {
     let ok = "ok|mode:add|tab:info|full_path:mcp/info|index:0|text_len:3|tags:1|note:False";
     assert_eq!(
-        content("mcp_write", &Map::new(), &Ok(ok.into())).unwrap_or_default(),
+        content("mcp_write", &Map::new(), Ok(ok)).unwrap_or_default(),
         json!({"result": "ok", "mode": "add", "tab": "info", "full_path": "mcp/info", "index": 0,
             "text_len": 3, "tags": 1, "note": false})
     );
     let preview = "preview|mode:delete\ntab:info|index:0\nwill_delete:\ntext:\"a|b\"";
     assert_eq!(
-        content("mcp_write", &Map::new(), &Ok(preview.into())).unwrap_or_default(),
+        content("mcp_write", &Map::new(), Ok(preview)).unwrap_or_default(),
         json!({"result": "preview", "mode": "delete", "lines": [
             {"tab": "info", "index": 0}, {"will_delete": ""}, {"text": "a|b"}]})
     );
     let warn = "valid:true|warnings:1\nwarning|LARGE_RESPONSE|max_items=100 may return large response\nestimated_tokens:2500";
     assert_eq!(
-        content("mcp_validate", &Map::new(), &Ok(warn.into())).unwrap_or_default(),
+        content("mcp_validate", &Map::new(), Ok(warn)).unwrap_or_default(),
         json!({"valid": true, "warnings": 1, "estimated_tokens": 2500, "problems": [
             {"kind": "warning", "code": "LARGE_RESPONSE", "message": "max_items=100 may return large response"}]})
     );
@@ -99,7 +99,7 @@ fn write_and_validate() {
 fn errors_give_code_and_message() {
     let e = crate::mcp::ToolError::TabNotFound("x|y".into());
     assert_eq!(
-        content("mcp_read", &Map::new(), &Err(e)).unwrap_or_default(),
+        content("mcp_read", &Map::new(), Err(&e)).unwrap_or_default(),
         json!({"error": {"code": "TAB_NOT_FOUND", "message": "Tab not found: x|y"}})
     );
 }

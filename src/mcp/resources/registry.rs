@@ -1,0 +1,157 @@
+//! The live resource subscriptions, by token: how many each token holds (at most
+//! [`MAX_PER_TOKEN`], across its sessions), and the switch that stops each.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::ErrorData as McpError;
+use tokio_util::sync::CancellationToken;
+
+/// Subscriptions one token may hold at once.
+pub const MAX_PER_TOKEN: usize = 16;
+
+/// The subscriptions alive now, by token id.
+#[derive(Debug, Default)]
+pub struct Registry {
+    live: Mutex<HashMap<String, Vec<Entry>>>,
+    next: AtomicU64,
+    /// The last fingerprint of each followed tab and when it was taken: subscriptions of one
+    /// tab (its items, other sessions) share a poll instead of each reading CopyQ.
+    recent: Mutex<HashMap<String, (Instant, Option<u64>)>>,
+    /// Held while a fingerprint is read: subscribers polling at once wait for one read and take
+    /// its result, rather than all reading CopyQ (each read is a `copyq` process on the CLI).
+    pub(super) polling: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: u64,
+    /// The session (or listen request) and the URI it follows.
+    key: (String, String),
+    stop: CancellationToken,
+}
+
+impl Registry {
+    /// A new subscription of `key` for `token`, or `None` when that session already follows
+    /// that URI; refused past [`MAX_PER_TOKEN`].
+    pub(super) fn add(
+        &self,
+        token: &str,
+        key: (String, String),
+    ) -> Result<Option<(u64, CancellationToken)>, McpError> {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let entries = live.entry(token.to_owned()).or_default();
+        if entries.iter().any(|e| e.key == key) {
+            return Ok(None);
+        }
+        if entries.len() >= MAX_PER_TOKEN {
+            return Err(McpError::invalid_request(
+                format!("Too many subscriptions for this token (at most {MAX_PER_TOKEN})"),
+                None,
+            ));
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let stop = CancellationToken::new();
+        entries.push(Entry {
+            id,
+            key,
+            stop: stop.clone(),
+        });
+        Ok(Some((id, stop)))
+    }
+
+    /// Stops and forgets `key`'s subscription, if there is one.
+    pub(super) fn stop(&self, token: &str, key: &(String, String)) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entries) = live.get_mut(token) {
+            entries.retain(|e| {
+                let hit = &e.key == key;
+                if hit {
+                    e.stop.cancel();
+                }
+                !hit
+            });
+        }
+    }
+
+    /// `tab`'s fingerprint if one was taken less than `fresh` ago.
+    pub(super) fn recent(&self, tab: &str, fresh: Duration) -> Option<Option<u64>> {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent
+            .get(tab)
+            .filter(|(at, _)| at.elapsed() < fresh)
+            .map(|(_, fp)| *fp)
+    }
+
+    /// Keeps `tab`'s fingerprint, dropping those no poll has asked for lately.
+    pub(super) fn remember(&self, tab: &str, fingerprint: Option<u64>, keep: Duration) {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.retain(|_, (at, _)| at.elapsed() < keep);
+        recent.insert(tab.to_owned(), (Instant::now(), fingerprint));
+    }
+
+    pub(super) fn forget(&self, token: &str, id: u64) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entries) = live.get_mut(token) {
+            entries.retain(|e| e.id != id);
+            if entries.is_empty() {
+                live.remove(token);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(session: &str, uri: &str) -> (String, String) {
+        (session.into(), uri.into())
+    }
+
+    #[test]
+    fn a_token_holds_at_most_the_bound_across_sessions_and_gets_them_back() {
+        let registry = Registry::default();
+        let mut ids = Vec::new();
+        for i in 0..MAX_PER_TOKEN {
+            let session = if i % 2 == 0 { "s1" } else { "s2" };
+            let added = registry
+                .add("t", key(session, &format!("u{i}")))
+                .expect("under the bound");
+            ids.push(added.expect("new").0);
+        }
+        let refused = registry
+            .add("t", key("s3", "u"))
+            .expect_err("over the bound");
+        assert_eq!(
+            refused.message,
+            format!("Too many subscriptions for this token (at most {MAX_PER_TOKEN})")
+        );
+        // Another token is not bounded by this one's; the same subscription again is no new one.
+        assert!(
+            registry
+                .add("other", key("s3", "u"))
+                .expect("own bound")
+                .is_some()
+        );
+        assert!(registry.add("t", key("s1", "u0")).expect("known").is_none());
+        registry.forget("t", ids[0]);
+        assert!(
+            registry
+                .add("t", key("s3", "u"))
+                .expect("one freed")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn stop_cancels_that_subscription_alone() {
+        let registry = Registry::default();
+        let (_, first) = registry.add("t", key("s", "a")).expect("add").expect("new");
+        let (_, second) = registry.add("t", key("s", "b")).expect("add").expect("new");
+        registry.stop("t", &key("s", "a"));
+        assert!(first.is_cancelled() && !second.is_cancelled());
+    }
+}

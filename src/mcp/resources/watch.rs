@@ -1,0 +1,297 @@
+//! Live changes of covered tabs: `resources/subscribe` (up to 2025-11-25) and
+//! `subscriptions/listen` (2026-07-28). CopyQ's socket gives no change stream, so a subscription
+//! polls its tab while it lives, and only then: every [`POLL`], a fingerprint of the tab (its
+//! row count and its newest [`WINDOW`] rows, cut to a preview, one pipelined read) is compared
+//! with the last one, and a change sends `notifications/resources/updated`. A change deeper in a
+//! tab than the window (an edit of row 30 of 100) that leaves the count alone is not seen.
+//!
+//! A subscription ends when its session (or listen request) ends, when its token expires or is
+//! revoked (checked every [`TOKEN_CHECK`] polls), or on `resources/unsubscribe`; a token holds at
+//! most [`MAX_PER_TOKEN`] at once, across its sessions.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    InitializeResult, ProtocolVersion, ResourceUpdatedNotificationParam, SubscriptionFilter,
+};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext, SubscriptionSink};
+use rmcp::{ErrorData as McpError, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::parse;
+use super::registry::MAX_PER_TOKEN;
+use crate::auth::Principal;
+use crate::backend::{ReadRequest, TabSelector};
+use crate::mcp::ToolState;
+
+/// How often a subscribed tab is looked at: a change is told within this (plus one read).
+pub const POLL: Duration = Duration::from_millis(400);
+/// The newest rows a fingerprint covers, each cut to [`PREVIEW`] UTF-16 units.
+pub const WINDOW: usize = 20;
+pub const PREVIEW: usize = 256;
+/// Polls between two checks that the token still holds (expiry, revocation).
+const TOKEN_CHECK: u32 = 5;
+
+/// The caller's principal and HTTP request parts on this request.
+fn caller(ctx: &RequestContext<RoleServer>) -> Option<(&http::request::Parts, &Principal)> {
+    let parts = ctx.extensions.get::<http::request::Parts>()?;
+    Some((parts, parts.extensions.get::<Principal>()?))
+}
+
+fn session_of(parts: &http::request::Parts) -> Option<&str> {
+    parts.headers.get("mcp-session-id")?.to_str().ok()
+}
+
+/// What decides whether the token behind a subscription still holds.
+#[derive(Debug, Clone)]
+struct TokenLife {
+    jti: String,
+    grant: Option<String>,
+    /// The JWT's `exp` (verified by the bearer check before this request got here).
+    exp: Option<u64>,
+}
+
+impl TokenLife {
+    fn of(parts: &http::request::Parts, principal: &Principal) -> Self {
+        Self {
+            jti: principal.token_id.clone(),
+            grant: principal.grant.clone(),
+            exp: bearer_exp(parts),
+        }
+    }
+
+    async fn holds(&self, tools: &ToolState) -> bool {
+        if self
+            .exp
+            .is_some_and(|exp| crate::store::now() >= exp as i64)
+        {
+            return false;
+        }
+        let Some(store) = tools.audit.clone() else {
+            return true;
+        };
+        let (jti, grant) = (self.jti.clone(), self.grant.clone());
+        tokio::task::spawn_blocking(move || store.token_allowed(&jti, grant.as_deref()))
+            .await
+            .is_ok_and(|r| r.unwrap_or(true))
+    }
+}
+
+/// The `exp` claim of the request's bearer token: already verified, only read here.
+fn bearer_exp(parts: &http::request::Parts) -> Option<u64> {
+    use base64::Engine;
+    let value = parts
+        .headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let token = value.get(7..)?;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["exp"].as_u64()
+}
+
+/// Where a change is told.
+enum Notifier {
+    Session(Peer<RoleServer>),
+    Listen(SubscriptionSink),
+}
+
+impl Notifier {
+    async fn send(&self, uri: &str) -> bool {
+        match self {
+            Self::Session(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .is_ok(),
+            Self::Listen(sink) => sink.notify_resource_updated(uri).await.is_ok(),
+        }
+    }
+
+    fn closed(&self) -> bool {
+        matches!(self, Self::Session(peer) if peer.is_transport_closed())
+    }
+}
+
+/// The fingerprint of `tab` now (or from less than half a poll ago); `None` when CopyQ could not
+/// be read (then nothing is told).
+pub async fn fingerprint(tools: &ToolState, tab: &str) -> Option<u64> {
+    // Half a poll: every subscriber of the tab polls once per POLL, one of them reads CopyQ.
+    let _one_read = tools.watches.polling.lock().await;
+    if let Some(known) = tools.watches.recent(tab, POLL / 2) {
+        return known;
+    }
+    let now = read_fingerprint(tools, tab).await;
+    tools.watches.remember(tab, now, POLL * 10);
+    now
+}
+
+async fn read_fingerprint(tools: &ToolState, tab: &str) -> Option<u64> {
+    let request = ReadRequest {
+        tabs: TabSelector::Names {
+            names: vec![tab.to_owned()],
+        },
+        skip: 0,
+        limit: Some(WINDOW),
+        preview: Some(PREVIEW),
+    };
+    let snapshot = {
+        let _shared = tools.writes.read().await;
+        tools.backend.read(&request).await.ok()?
+    };
+    let page = snapshot.pages.into_iter().find(|p| p.name == tab);
+    let mut hasher = DefaultHasher::new();
+    let items = page
+        .as_ref()
+        .map(|p| serde_json::to_vec(&p.items).unwrap_or_default());
+    (page.map(|p| p.total), items).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// The fingerprints of `watched` now: what [`follow`] compares the next ones with.
+async fn baseline(tools: &ToolState, watched: &[(String, String)]) -> Vec<Option<u64>> {
+    let mut out = Vec::with_capacity(watched.len());
+    for (_, tab) in watched {
+        out.push(fingerprint(tools, tab).await);
+    }
+    out
+}
+
+/// Polls `watched` (URI, tab), from the fingerprints `last`, until `stop`, the session ends or the token stops holding.
+async fn follow(
+    tools: &ToolState,
+    watched: &[(String, String)],
+    mut last: Vec<Option<u64>>,
+    (notifier, stop, token): (&Notifier, &CancellationToken, &TokenLife),
+) {
+    for polls in 1u32.. {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(POLL) => {}
+        }
+        if notifier.closed() || (polls % TOKEN_CHECK == 0 && !token.holds(tools).await) {
+            return;
+        }
+        for ((uri, tab), seen) in watched.iter().zip(last.iter_mut()) {
+            let now = fingerprint(tools, tab).await;
+            if now.is_some() && now != *seen {
+                *seen = now;
+                if !notifier.send(uri).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// `resources/subscribe`: the URI must name a tab (or item) the caller can read now.
+pub async fn subscribe(
+    tools: &Arc<ToolState>,
+    uri: &str,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<(), McpError> {
+    let (parts, principal) =
+        caller(ctx).ok_or_else(|| McpError::resource_not_found("Resource not found", None))?;
+    let Some(session) = session_of(parts) else {
+        return Err(McpError::invalid_request(
+            "resources/subscribe needs a session",
+            None,
+        ));
+    };
+    super::read(tools, principal, uri).await?;
+    let tab = parse(uri).map(|t| t.tab).unwrap_or_default();
+    let key = (session.to_owned(), uri.to_owned());
+    let Some((id, stop)) = tools.watches.add(&principal.token_id, key)? else {
+        return Ok(());
+    };
+    let (tools, token) = (tools.clone(), TokenLife::of(parts, principal));
+    let notifier = Notifier::Session(ctx.peer.clone());
+    let watched = vec![(uri.to_owned(), tab)];
+    // Taken before the answer: a change the client makes once subscribed is always seen.
+    let last = baseline(&tools, &watched).await;
+    tokio::spawn(async move {
+        follow(&tools, &watched, last, (&notifier, &stop, &token)).await;
+        tools.watches.forget(&token.jti, id);
+    });
+    Ok(())
+}
+
+/// `resources/unsubscribe`: ends this session's subscription of `uri` (none: nothing to do).
+pub fn unsubscribe(tools: &ToolState, uri: &str, ctx: &RequestContext<RoleServer>) {
+    if let Some((parts, principal)) = caller(ctx)
+        && let Some(session) = session_of(parts)
+    {
+        let key = (session.to_owned(), uri.to_owned());
+        tools.watches.stop(&principal.token_id, &key);
+    }
+}
+
+/// `resources.subscribe` kept in an `initialize` answer only where the negotiated version can
+/// use it: with sessions (its notifications need the session's stream); 2026-07-28
+/// (`subscriptions/listen`, one stream per request) needs none.
+pub fn advertise(info: &mut InitializeResult, sessions: bool) {
+    let modern = info.protocol_version.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+    if let Some(resources) = info.capabilities.resources.as_mut()
+        && !(sessions || modern)
+    {
+        resources.subscribe = None;
+    }
+}
+
+/// What `subscriptions/listen` accepts before the caller is known: resource URIs of ours only.
+/// Which of them the caller covers is decided in [`listen`], which follows those alone.
+pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let uris: Vec<String> = requested
+        .resource_subscriptions
+        .iter()
+        .flatten()
+        .filter(|uri| parse(uri).is_some())
+        .take(MAX_PER_TOKEN)
+        .cloned()
+        .collect();
+    SubscriptionFilter::builder()
+        .resource_subscriptions(uris)
+        .build()
+}
+
+/// `subscriptions/listen`: follows the accepted URIs the caller can read, until the request ends.
+pub async fn listen(tools: &Arc<ToolState>, context: SubscriptionContext) -> Result<(), McpError> {
+    let ctx = context.request_context();
+    let (parts, principal) =
+        caller(ctx).ok_or_else(|| McpError::resource_not_found("Resource not found", None))?;
+    let listen_id = format!("listen:{:?}", ctx.id);
+    let mut watched = Vec::new();
+    let mut ids = Vec::new();
+    let stop = ctx.ct.clone();
+    for uri in context.accepted().resource_subscriptions.iter().flatten() {
+        let (Some(target), Ok(_)) = (parse(uri), super::read(tools, principal, uri).await) else {
+            continue;
+        };
+        let key = (listen_id.clone(), uri.clone());
+        let added = tools.watches.add(&principal.token_id, key);
+        let registered = match added {
+            Ok(added) => added,
+            Err(e) => {
+                ids.iter()
+                    .for_each(|id| tools.watches.forget(&principal.token_id, *id));
+                return Err(e);
+            }
+        };
+        if let Some((id, _)) = registered {
+            ids.push(id);
+            watched.push((uri.clone(), target.tab));
+        }
+    }
+    let token = TokenLife::of(parts, principal);
+    let notifier = Notifier::Listen(context.sink().clone());
+    // rmcp acknowledged the subscription before this runs: a change in between is not seen.
+    let last = baseline(tools, &watched).await;
+    follow(tools, &watched, last, (&notifier, &stop, &token)).await;
+    ids.iter()
+        .for_each(|id| tools.watches.forget(&token.jti, *id));
+    Ok(())
+}
