@@ -126,6 +126,12 @@ fn bare_word(seg: &str) -> bool {
 /// `"|+note`) after it: the one place where a preview holding that very sequence would be split
 /// elsewhere than the text meant.
 pub fn row(mut rest: &str, show: Show, out: &mut Map<String, Value>) {
+    // What an item holds beyond plain text comes first, and its description holds no `|`.
+    if let Some(body) = rest.strip_prefix("|content:") {
+        let end = body.find('|').unwrap_or(body.len());
+        out.insert("content".into(), Value::String(body[..end].to_owned()));
+        rest = &body[end..];
+    }
     if show.text
         && let Some(body) = rest.strip_prefix("|\"")
     {

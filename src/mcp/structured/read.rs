@@ -95,6 +95,15 @@ fn item(text: &str, show: Show) -> Value {
     let (first, mut body) = text.split_once('\n').unwrap_or((text, ""));
     let mut out = Map::new();
     header(first, &mut out);
+    // `content:` and `image:` lines (an item holding more than plain text) come before the
+    // text, one line each.
+    for key in ["content", "image"] {
+        if let Some(rest) = body.strip_prefix(key).and_then(|b| b.strip_prefix(':')) {
+            let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+            out.insert(key.into(), Value::String(line.to_owned()));
+            body = after;
+        }
+    }
     if let Some(b) = body
         .strip_suffix("\n+note")
         .or((body == "+note").then_some(""))

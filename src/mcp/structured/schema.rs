@@ -15,6 +15,7 @@ fn item() -> Value {
         "properties": {
             "index": {"type": ["integer", "null"]},
             "tab": {"type": "string"},
+            "content": {"type": "string"},
             "text": {"type": "string"},
             "tags": {"type": "array", "items": {"type": "string"}},
             "has_note": {"type": "boolean"},
@@ -48,6 +49,8 @@ fn read() -> Value {
             "version": {"type": "string"},
             "query": {"type": "string"},
             "results": {"type": "integer"},
+            "content": {"type": "string"},
+            "image": {"type": "string"},
             "text": {"type": "string"},
             "tags": {"type": "array", "items": {"type": "string"}},
             "has_note": {"type": "boolean"},

@@ -103,3 +103,35 @@ fn errors_give_code_and_message() {
         json!({"error": {"code": "TAB_NOT_FOUND", "message": "Tab not found: x|y"}})
     );
 }
+
+/// Items holding more than plain text (images, HTML, file lists) say so in a `content` field, and
+/// `item` says whether the image was sent: the text's fields, not swallowed into the preview.
+#[test]
+fn what_an_item_holds_beyond_text() {
+    let text = "mode:list|tab:media|full_path:mcp/media|total:2|showing:0-1\n\
+                0|content:image image/png 48x48 2388B|\"\"|[]\n\
+                1|content:html text/html 120B; text from text/html|\"Hello, world\"|[a]";
+    assert_eq!(
+        read(json!({"mode": "list", "tab": "media"}), text),
+        json!({"mode": "list", "tab": "media", "full_path": "mcp/media", "total": 2,
+            "showing": "0-1", "items": [
+                {"index": 0, "content": "image image/png 48x48 2388B", "text": "", "tags": []},
+                {"index": 1, "content": "html text/html 120B; text from text/html",
+                 "text": "Hello, world", "tags": ["a"]}]})
+    );
+    let item = "mode:item|tab:media|full_path:mcp/media|index:0\n\
+                content:image image/png 3840x2160 356762B\n\
+                image:sent image/png 1568x882 180570B scaled from 3840x2160\ntext:\ntags:[]";
+    assert_eq!(
+        read(json!({"mode": "item", "tab": "media", "index": 0}), item),
+        json!({"mode": "item", "tab": "media", "full_path": "mcp/media", "index": 0,
+            "content": "image image/png 3840x2160 356762B",
+            "image": "sent image/png 1568x882 180570B scaled from 3840x2160",
+            "text": "", "tags": []})
+    );
+    let search = "mode:search|query:x|results:1\nmcp/media[1]|content:html text/html 120B; text from text/html|\"x\"|[]|match:text";
+    assert_eq!(
+        read(json!({"mode": "search", "query": "x"}), search)["items"][0]["content"],
+        json!("html text/html 120B; text from text/html")
+    );
+}
