@@ -83,7 +83,7 @@ durable=src/backend/socket/backend/durable.rs
 js=src/backend/copyq.js
 
 # The write's own room check, off by one (the plan-time check is right).
-plant full-socket 2 $socket_write 's/self\.length\(tab\)\.await\? >= limit/self.length(tab).await? > limit/' \
+plant full-socket 2 $socket_write 's/if count >= limit \{/if count > limit {/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant full-cli 2 $js 's/if \(size\(\) >= limit\)/if (size() > limit)/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
@@ -103,7 +103,7 @@ plant call-time-role 3 src/mcp/server.rs \
     's/if !allowed\(principal\.role, &request\.name\)/if false \&\& !allowed(principal.role, \&request.name)/' \
     -- "${host[@]}" "${t[@]}" --lib --test gateway --test oauth
 # Each step of the durable write, on both backends.
-plant unload-after-socket 2 $durable 's/self\.unload\(&now\)\.await\?;/let _ = &now;/' \
+plant unload-after-socket 2 $durable 's/let mut calls = vec!\[slots::unload_tabs\(names\)\];/let mut calls = Vec::new();/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant unload-after-cli 2 $js 's/names\.forEach\(function \(n\) \{ if \(exists\(n\)\) unload\(n\); \}\);/\/\/ planted/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
