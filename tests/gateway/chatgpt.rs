@@ -82,15 +82,15 @@ async fn search_and_fetch_for_chatgpt() {
         Some(2),
         "{found}"
     );
-    let mine = by_url(&found, "copyq://tab/mcp/workspace/gpt/0");
+    let mine = by_url(&found, "copyq://tab/mcp/workspace/gpt?index=0");
     assert_eq!(mine["title"], json!("alpha one"));
-    let ext = by_url(&found, "copyq://tab/ext%20gpt/0");
+    let ext = by_url(&found, "copyq://tab/ext%20gpt?index=0");
     assert_eq!(ext["title"], json!("alpha aws [redacted:aws-access-token]"));
 
     let id = mine["id"].as_str().expect("an id").to_owned();
     let want = |index: usize| {
         json!({"isError": false, "blocks": 1, "json": {"id": id, "title": "alpha one",
-            "text": "alpha one", "url": format!("copyq://tab/mcp/workspace/gpt/{index}"),
+            "text": "alpha one", "url": format!("copyq://tab/mcp/workspace/gpt?index={index}"),
             "metadata": {"tab": "mcp/workspace/gpt", "index": index, "tags": ["t"], "note": "a note"}}})
     };
     assert_eq!(agents(&gw.url, &read, &["fetch", &id]).await, want(0));
@@ -113,7 +113,7 @@ async fn search_and_fetch_for_chatgpt() {
     );
 
     // A tab outside the token's coverage is refused exactly as mcp_read refuses it.
-    let hidden = "copyq://tab/mcp/workspace/hidden/0#0011223344556677";
+    let hidden = "copyq://tab/mcp/workspace/hidden?index=0#0011223344556677";
     let got = agents(&gw.url, &read, &["fetch", hidden]).await;
     let (_, refusal) = call(
         &client(&gw.url, &read).await,

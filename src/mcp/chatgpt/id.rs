@@ -1,5 +1,6 @@
-//! The ids `search` gives and `fetch` takes: `copyq://tab/<tab, each segment percent-encoded>/
-//! <index>#<fingerprint of the preview>`. The part before `#` is also the result's `url`.
+//! The ids `search` gives and `fetch` takes: the item's resource URI
+//! (`copyq://tab/<tab, each segment percent-encoded>?index=<index>`, which `resources/read` takes
+//! too) and `#<fingerprint of the preview>`. The part before `#` is also the result's `url`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -7,10 +8,9 @@ use std::str::FromStr;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::super::resources::{parse, tab_uri};
 use crate::clipboard::MCP_PREFIX;
 use crate::mcp::error::ToolError;
-
-const SCHEME: &str = "copyq://tab/";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemId {
@@ -71,10 +71,9 @@ impl ItemId {
         }
     }
 
-    /// `copyq://tab/<segments>/<index>`.
+    /// The item's resource URI: `copyq://tab/<segments>?index=<index>`.
     pub fn url(&self) -> String {
-        let path: Vec<String> = self.tab.split('/').map(encode).collect();
-        format!("{SCHEME}{}/{}", path.join("/"), self.index)
+        format!("{}?index={}", tab_uri(&self.tab), self.index)
     }
 }
 
@@ -89,51 +88,21 @@ impl FromStr for ItemId {
 
     fn from_str(s: &str) -> Result<Self, ToolError> {
         let bad = || ToolError::InvalidParam("Parameter 'id' is not an id that search gave".into());
-        let rest = s.strip_prefix(SCHEME).ok_or_else(bad)?;
-        let (path, fingerprint) = rest.rsplit_once('#').ok_or_else(bad)?;
-        let (tab, index) = path.rsplit_once('/').ok_or_else(bad)?;
-        let segments: Option<Vec<String>> = tab.split('/').map(decode).collect();
+        let (uri, fingerprint) = s.rsplit_once('#').ok_or_else(bad)?;
         let valid_fp =
             fingerprint.len() == 16 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit());
-        match (segments, index.parse::<usize>()) {
-            (Some(seg), Ok(index)) if valid_fp && !tab.is_empty() => Ok(Self {
-                tab: seg.join("/"),
-                index,
+        match parse(uri) {
+            Some(target) if valid_fp => Ok(Self {
+                index: target
+                    .index
+                    .and_then(|i| usize::try_from(i).ok())
+                    .ok_or_else(bad)?,
+                tab: target.tab,
                 fingerprint: fingerprint.to_owned(),
             }),
             _ => Err(bad()),
         }
     }
-}
-
-/// RFC 3986: every byte but the unreserved ones as `%XX`.
-fn encode(segment: &str) -> String {
-    segment
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-fn decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -147,8 +116,11 @@ mod tests {
         let id = ItemId::of_row(&row).expect("an id");
         assert_eq!(
             id.url(),
-            "copyq://tab/%26%D0%B1%D1%83%D1%84%D0%B5%D1%80/a%20b%231/3"
+            "copyq://tab/%26%D0%B1%D1%83%D1%84%D0%B5%D1%80/a%20b%231?index=3"
         );
+        // The url is the item's resource URI: resources/read names the same tab and row.
+        let resource = parse(&id.url()).expect("a resource URI");
+        assert_eq!((resource.tab.as_str(), resource.index), ("&буфер/a b#1", Some(3)));
         let back: ItemId = id.to_string().parse().expect("parses");
         assert_eq!(back, id);
         assert_eq!((back.shown(), back.scope()), ("&буфер/a b#1", "external"));
@@ -165,10 +137,11 @@ mod tests {
     fn malformed_ids_are_refused() {
         for bad in [
             "",
-            "copyq://tab/x/1",
-            "copyq://tab/x/one#0011223344556677",
-            "copyq://tab/%zz/1#0011223344556677",
-            "http://x/1#0011223344556677",
+            "copyq://tab/x?index=1",
+            "copyq://tab/x#0011223344556677",
+            "copyq://tab/x?index=one#0011223344556677",
+            "copyq://tab/%zz?index=1#0011223344556677",
+            "http://x?index=1#0011223344556677",
         ] {
             assert!(bad.parse::<ItemId>().is_err(), "{bad}");
         }
