@@ -16,16 +16,7 @@ async fn agents(url: &str, token: &str, args: &[&str]) -> Value {
     cmd.arg(repo().join("tests/clients/agents_client.py"))
         .args(["--url", url, "--token", token])
         .args(args);
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("run the Agents SDK client");
-    assert!(
-        out.status.success(),
-        "agents client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON line")
+    client_json(cmd, "the Agents SDK client").await
 }
 
 /// The result whose url is `url`, from a search reply.

@@ -60,21 +60,7 @@ fn command(sdk: Sdk) -> Command {
 async fn run(sdk: Sdk, url: &str, token: &str, args: Vec<String>) -> Value {
     let mut cmd = command(sdk);
     cmd.args(["--url", url, "--token", token]).args(args);
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("run client");
-    assert!(
-        out.status.success(),
-        "{sdk:?} client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{sdk:?} printed no JSON ({e}): {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    client_json(cmd, &format!("the {sdk:?} client")).await
 }
 
 async fn list(sdk: Sdk, url: &str, token: &str) -> Value {

@@ -72,16 +72,7 @@ async fn a_real_client_gets_the_icons() {
     let mut cmd = std::process::Command::new(clients_dir().join("py2/bin/python"));
     cmd.arg(repo().join("tests/clients/py_client.py"))
         .args(["--url", &gw.url, "--token", &gw.read, "list"]);
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("run the Python client");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let listing: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let listing = client_json(cmd, "the Python client").await;
     for tool in listing["tools"].as_array().expect("tools") {
         assert_eq!(
             tool["icons"][0]["src"],

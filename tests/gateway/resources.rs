@@ -48,21 +48,7 @@ fn command(sdk: Sdk, url: &str, token: &str) -> Command {
 async fn run(sdk: Sdk, url: &str, token: &str, args: &[&str]) -> Value {
     let mut cmd = command(sdk, url, token);
     cmd.args(args);
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("run client");
-    assert!(
-        out.status.success(),
-        "{sdk:?} client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{sdk:?} printed no JSON ({e}): {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    client_json(cmd, &format!("the {sdk:?} client")).await
 }
 
 async fn read(sdk: Sdk, url: &str, token: &str, uri: String) -> Value {

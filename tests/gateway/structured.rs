@@ -17,16 +17,8 @@ async fn py2(url: &str, token: &str, args: Vec<String>) -> Value {
     cmd.arg(repo().join("tests/clients/py_client.py"))
         .args(["--url", url, "--token", token])
         .args(args);
-    let out = tokio::task::spawn_blocking(move || cmd.output())
-        .await
-        .expect("join")
-        .expect("run the Python client");
-    assert!(
-        out.status.success(),
-        "client failed (a structuredContent its outputSchema refuses fails here): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON line")
+    // A structuredContent its outputSchema refuses fails the client.
+    client_json(cmd, "the Python client").await
 }
 
 async fn call(gw: &Gateway, token: &str, tool: &str, args: Value) -> Value {

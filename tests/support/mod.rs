@@ -379,6 +379,26 @@ pub fn repo() -> &'static std::path::Path {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Run a third-party client's `cmd` off the async runtime (the gateway shares it) and parse the
+/// one JSON line it prints; `what` names it when it fails (its stderr is shown).
+pub async fn client_json(mut cmd: std::process::Command, what: &str) -> Value {
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .unwrap_or_else(|e| panic!("run {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{what} printed no JSON ({e}): {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
 /// Where the pinned third-party clients are installed: `$CLIENTS_DIR`, else target/clients.
 pub fn clients_dir() -> std::path::PathBuf {
     std::env::var_os("CLIENTS_DIR")

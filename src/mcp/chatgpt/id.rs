@@ -120,7 +120,10 @@ mod tests {
         );
         // The url is the item's resource URI: resources/read names the same tab and row.
         let resource = parse(&id.url()).expect("a resource URI");
-        assert_eq!((resource.tab.as_str(), resource.index), ("&буфер/a b#1", Some(3)));
+        assert_eq!(
+            (resource.tab.as_str(), resource.index),
+            ("&буфер/a b#1", Some(3))
+        );
         let back: ItemId = id.to_string().parse().expect("parses");
         assert_eq!(back, id);
         assert_eq!((back.shown(), back.scope()), ("&буфер/a b#1", "external"));
