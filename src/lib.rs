@@ -1,13 +1,13 @@
 //! copyq-mcp: a remote MCP gateway for the CopyQ clipboard manager.
 //!
 //! A request travels through these layers in this order. The code depends in another order,
-//! `http -> mcp -> auth -> clipboard / store -> backend` (the bearer check is a layer `http`
-//! mounts, and `mcp` takes the `Principal` it leaves); ARCHITECTURE.md has the whole graph and
-//! the edges that still point back up.
+//! `http -> mcp -> auth -> clipboard / store -> backend` (the bearer check is `http`'s, and `mcp`
+//! takes the `Principal` it leaves); ARCHITECTURE.md has the whole graph, and
+//! `architecture_tests` fails on an edge that points back up.
 //!
-//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service) and `/healthz`, and mounts the
-//!   routes of [`oauth`];
-//! - [`auth`] turns the bearer token into a [`auth::Principal`] with a [`auth::Role`], or a 401;
+//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service) and `/healthz`, checks the bearer
+//!   token, and serves the [`oauth`] routes the app hands it;
+//! - [`auth`] turns a bearer token into a [`auth::Principal`] with a [`auth::Role`], or refuses it;
 //! - [`mcp`] is the MCP handler: it filters tools by role, parses arguments into typed queries and
 //!   formats the pipe-separated replies of `mcp_read`, `mcp_write` and `mcp_validate`;
 //! - [`clipboard`] holds the pure rules: tab paths, scopes, which tabs are writable, which tabs a
