@@ -95,6 +95,15 @@ pub fn display_name(full: &str) -> (&str, bool) {
     }
 }
 
+/// How `mcp_read` addresses the CopyQ tab `full`: the name it shows and the scope that finds it
+/// (a managed tab by its path under `mcp/`, scope `mcp`; any other by its name, scope `external`).
+pub fn read_address(full: &str) -> (&str, Scope) {
+    match display_name(full) {
+        (name, false) => (name, Scope::Mcp),
+        (name, true) => (name, Scope::External),
+    }
+}
+
 /// Depth of a tab as `max_depth` counts it: the segments of its shown name.
 pub fn tab_depth(full: &str) -> usize {
     display_name(full).0.split('/').count()

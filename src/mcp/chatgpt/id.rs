@@ -9,7 +9,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::super::resources::{parse, tab_uri};
-use crate::clipboard::MCP_PREFIX;
+use crate::clipboard::{MCP_PREFIX, read_address};
 use crate::mcp::error::ToolError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,17 +50,10 @@ impl ItemId {
         row["text"].as_str().map(fingerprint).as_deref() == Some(self.fingerprint.as_str())
     }
 
-    /// The name `mcp_read` takes for the tab, with [`Self::scope`].
-    pub fn shown(&self) -> &str {
-        self.tab.strip_prefix(MCP_PREFIX).unwrap_or(&self.tab)
-    }
-
-    pub fn scope(&self) -> &'static str {
-        if self.tab.starts_with(MCP_PREFIX) {
-            "mcp"
-        } else {
-            "external"
-        }
+    /// The name `mcp_read` takes for the tab, and its scope.
+    pub fn address(&self) -> (&str, &'static str) {
+        let (shown, scope) = read_address(&self.tab);
+        (shown, scope.as_str())
     }
 
     /// The same item at another index.
@@ -126,11 +119,11 @@ mod tests {
         );
         let back: ItemId = id.to_string().parse().expect("parses");
         assert_eq!(back, id);
-        assert_eq!((back.shown(), back.scope()), ("&буфер/a b#1", "external"));
+        assert_eq!(back.address(), ("&буфер/a b#1", "external"));
         let managed = json!({"tab": "workspace/p", "external": false, "index": 0, "text": "x"});
         let m = ItemId::of_row(&managed).expect("an id");
         assert_eq!(
-            (m.tab.as_str(), m.shown(), m.scope()),
+            (m.tab.as_str(), m.address().0, m.address().1),
             ("mcp/workspace/p", "workspace/p", "mcp")
         );
         assert!(m.matches(&json!({"text": "x"})) && !m.matches(&json!({"text": "y"})));

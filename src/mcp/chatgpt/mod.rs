@@ -77,7 +77,8 @@ async fn search(tools: &ToolState, tabs: &Coverage, query: &str) -> Result<Value
 async fn fetch(tools: &ToolState, tabs: &Coverage, raw: &str) -> Result<Value, ToolError> {
     let id: ItemId = raw.parse()?;
     let index = locate(tools, tabs, &id).await?;
-    let args = json!({"mode": "item", "tab": id.shown(), "scope": id.scope(), "index": index,
+    let (tab, scope) = id.address();
+    let args = json!({"mode": "item", "tab": tab, "scope": scope, "index": index,
         "include_note": true});
     let item = read_json(tools, tabs, args).await?;
     let text = item["text"].as_str().unwrap_or_default();
@@ -100,7 +101,8 @@ async fn locate(tools: &ToolState, tabs: &Coverage, id: &ItemId) -> Result<usize
     let mut skip = id.index;
     let mut first = true;
     loop {
-        let args = json!({"mode": "list", "tab": id.shown(), "scope": id.scope(), "skip": skip,
+        let (tab, scope) = id.address();
+        let args = json!({"mode": "list", "tab": tab, "scope": scope, "skip": skip,
             "max_items": if first { 1 } else { PAGE }, "include_tags": false});
         let page = read_json(tools, tabs, args).await?;
         let items = rows(&page);

@@ -3,7 +3,7 @@
 //! item. The index goes in the query, not in a last path segment: a tab may be named `notes/2024`,
 //! and `copyq://tab/notes/2024` must mean that tab, never item 2024 of `notes`.
 
-use crate::clipboard::{MCP_PREFIX, is_mcp_tab};
+use crate::clipboard::read_address;
 use serde_json::{Map, Value, json};
 
 const PREFIX: &str = "copyq://tab/";
@@ -80,11 +80,8 @@ impl Target {
     /// The `mcp_read` arguments that read this tab or item: a managed tab by its path under
     /// `mcp/` (scope `mcp`), any other by its exact name (scope `external`), as a client would.
     pub fn read_args(&self, max_items: usize) -> Map<String, Value> {
-        let (tab, scope) = if is_mcp_tab(&self.tab) {
-            (&self.tab[MCP_PREFIX.len()..], "mcp")
-        } else {
-            (self.tab.as_str(), "external")
-        };
+        let (tab, scope) = read_address(&self.tab);
+        let scope = scope.as_str();
         let args = match self.index {
             Some(index) => json!({"mode": "item", "tab": tab, "scope": scope, "index": index}),
             None => json!({"mode": "list", "tab": tab, "scope": scope, "max_items": max_items}),
