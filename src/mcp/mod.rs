@@ -69,15 +69,24 @@ impl From<String> for Reply {
 }
 
 impl Reply {
-    /// The MCP content of a successful result: the text, then each image (base64).
-    pub fn blocks(self) -> Vec<rmcp::model::ContentBlock> {
+    /// The images as MCP sends them: MIME type and base64 (tool results and resource reads).
+    pub fn images_base64(&self) -> impl Iterator<Item = (&str, String)> {
         use base64::Engine as _;
-        let mut out = vec![rmcp::model::ContentBlock::text(self.text)];
-        for (mime, data) in self.images {
-            let data = base64::engine::general_purpose::STANDARD.encode(data);
-            out.push(rmcp::model::ContentBlock::image(data, mime));
-        }
-        out
+        self.images.iter().map(|(mime, data)| {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(data);
+            (mime.as_str(), b64)
+        })
+    }
+
+    /// The MCP content of a successful result: the text, then each image.
+    pub fn blocks(self) -> Vec<rmcp::model::ContentBlock> {
+        let images: Vec<_> = self
+            .images_base64()
+            .map(|(mime, data)| rmcp::model::ContentBlock::image(data, mime))
+            .collect();
+        std::iter::once(rmcp::model::ContentBlock::text(self.text))
+            .chain(images)
+            .collect()
     }
 }
 

@@ -93,10 +93,8 @@ pub async fn read(
         .await
         .map_err(to_mcp)?;
     // The text as mcp_read gives it, then each image mcp_read item would send, as a blob.
-    let mut contents = vec![ResourceContents::text(reply.text, uri).with_mime_type(MIME)];
-    for (mime, data) in reply.images {
-        use base64::Engine as _;
-        let blob = base64::engine::general_purpose::STANDARD.encode(data);
+    let mut contents = vec![ResourceContents::text(&reply.text, uri).with_mime_type(MIME)];
+    for (mime, blob) in reply.images_base64() {
         contents.push(ResourceContents::blob(blob, uri).with_mime_type(mime));
     }
     Ok(ReadResourceResult::new(contents).with_cache_scope(CacheScope::Private))
