@@ -54,6 +54,9 @@ pub struct Principal {
     pub grant: Option<String>,
     /// The tabs it covers: others do not exist for it.
     pub tabs: crate::clipboard::Coverage,
+    /// The token's `exp` (Unix seconds), verified: what lives past the request (a subscription)
+    /// ends then.
+    pub expires: Option<u64>,
 }
 
 impl Principal {

@@ -219,6 +219,7 @@ impl TokenService {
             token_id: c.jti,
             grant: c.gid,
             tabs: c.tabs,
+            expires: c.exp,
         })
     }
 }

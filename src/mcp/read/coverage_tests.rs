@@ -37,6 +37,7 @@ fn principal(tabs: Coverage) -> Principal {
         token_id: "j".into(),
         grant: None,
         tabs,
+        expires: None,
     }
 }
 

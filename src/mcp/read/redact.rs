@@ -189,6 +189,7 @@ mod tests {
             token_id: "j".into(),
             grant: None,
             tabs: crate::clipboard::Coverage::All,
+            expires: None,
         };
         let args = json!({"mode": "delete", "tab": "info", "index": 0, "intent": "preview"});
         crate::mcp::write::call(&tools, &who, args.as_object().expect("object"))
@@ -306,6 +307,7 @@ mod tests {
             token_id: "j".into(),
             grant: None,
             tabs: crate::clipboard::Coverage::All,
+            expires: None,
         };
         let got = crate::mcp::validate::call(&t, &reader, map.as_object().unwrap())
             .await

@@ -49,16 +49,16 @@ fn session_of(parts: &http::request::Parts) -> Option<&str> {
 struct TokenLife {
     jti: String,
     grant: Option<String>,
-    /// The JWT's `exp` (verified by the bearer check before this request got here).
+    /// The token's `exp`, as the bearer check verified it.
     exp: Option<u64>,
 }
 
 impl TokenLife {
-    fn of(parts: &http::request::Parts, principal: &Principal) -> Self {
+    fn of(principal: &Principal) -> Self {
         Self {
             jti: principal.token_id.clone(),
             grant: principal.grant.clone(),
-            exp: bearer_exp(parts),
+            exp: principal.expires,
         }
     }
 
@@ -77,22 +77,6 @@ impl TokenLife {
             .await
             .is_ok_and(|r| r.unwrap_or(true))
     }
-}
-
-/// The `exp` claim of the request's bearer token: already verified, only read here.
-fn bearer_exp(parts: &http::request::Parts) -> Option<u64> {
-    use base64::Engine;
-    let value = parts
-        .headers
-        .get(http::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let token = value.get(7..)?;
-    let payload = token.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload)
-        .ok()?;
-    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["exp"].as_u64()
 }
 
 /// Where a change is told.
@@ -208,7 +192,7 @@ pub async fn subscribe(
     let Some((id, stop)) = tools.watches.add(&principal.token_id, key)? else {
         return Ok(());
     };
-    let (tools, token) = (tools.clone(), TokenLife::of(parts, principal));
+    let (tools, token) = (tools.clone(), TokenLife::of(principal));
     let notifier = Notifier::Session(ctx.peer.clone());
     let watched = vec![(uri.to_owned(), tab)];
     // Taken before the answer: a change the client makes once subscribed is always seen.
@@ -261,7 +245,7 @@ pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
 /// `subscriptions/listen`: follows the accepted URIs the caller can read, until the request ends.
 pub async fn listen(tools: &Arc<ToolState>, context: SubscriptionContext) -> Result<(), McpError> {
     let ctx = context.request_context();
-    let (parts, principal) =
+    let (_, principal) =
         caller(ctx).ok_or_else(|| McpError::resource_not_found("Resource not found", None))?;
     let listen_id = format!("listen:{:?}", ctx.id);
     let mut watched = Vec::new();
@@ -286,7 +270,7 @@ pub async fn listen(tools: &Arc<ToolState>, context: SubscriptionContext) -> Res
             watched.push((uri.clone(), target.tab));
         }
     }
-    let token = TokenLife::of(parts, principal);
+    let token = TokenLife::of(principal);
     let notifier = Notifier::Listen(context.sink().clone());
     // rmcp acknowledged the subscription before this runs: a change in between is not seen.
     let last = baseline(tools, &watched).await;

@@ -33,6 +33,7 @@ fn agent(words: &[&str]) -> Principal {
         token_id: "j".into(),
         grant: None,
         tabs: Coverage::parse(words.iter().copied()).expect("a coverage"),
+        expires: None,
     }
 }
 

@@ -237,6 +237,7 @@ mod tests {
             token_id: "j".into(),
             grant: None,
             tabs: Default::default(),
+            expires: None,
         }
     }
 

@@ -176,6 +176,7 @@ mod tests {
             token_id: "j".into(),
             grant: None,
             tabs: Coverage::All,
+            expires: None,
         };
         super::super::call(tools, &who, args.as_object().expect("object"))
             .await
