@@ -281,6 +281,79 @@ async fn codex_bearer() {
     bearer(Cli::Codex, "workspace/codex-bearer", "Codex · bearer ✓").await;
 }
 
+/// A real image (Debian's logo, as a person copies an image file's content), the only format of the
+/// item, as CopyQ stores a copied image.
+const LOGO: &str = "/usr/share/pixmaps/debian-logo.png";
+
+/// Claude Code's own resource tools (deferred behind ToolSearch, like MCP tools) list the gateway's
+/// tabs as resources and read one; then mcp_read of an image item hands the model the image itself,
+/// byte for byte (its sha256), beside the gateway's exact text reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_reads_a_tab_resource_and_an_image_item() {
+    ensure_installed();
+    let _serial = SERIAL.lock().await;
+    let logo = std::fs::read(LOGO).unwrap_or_else(|e| panic!("{LOGO}: {e}"));
+    let (w, h) = (
+        u32::from_be_bytes([logo[16], logo[17], logo[18], logo[19]]),
+        u32::from_be_bytes([logo[20], logo[21], logo[22], logo[23]]),
+    );
+    let tab = "workspace/claude-code-media";
+    copyq()
+        .eval(
+            &format!("tab('mcp/{tab}'); insert(0, {{'image/png': input()}})"),
+            &logo,
+        )
+        .expect("seed the image");
+    let gw = gateway(copyq()).await;
+    let url = gw.url.clone();
+    let uri = format!("copyq://tab/mcp/{tab}");
+    let env = vec![
+        ("CONNECTOR_URL", url.clone()),
+        ("CONNECTOR_TOKEN", gw.read.clone()),
+        ("CONNECTOR_ROLE", "read".into()),
+        ("CONNECTOR_SCRIPT", "media".into()),
+        ("CONNECTOR_TAB", tab.into()),
+        ("CONNECTOR_URI", uri.clone()),
+    ];
+    let got = run(Cli::Claude, "bearer", env).await;
+    let content = format!("content:image image/png {w}x{h} {}B", logo.len());
+    let sha: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&logo)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let listed = got
+        .lines
+        .iter()
+        .find_map(|l| l.strip_prefix("listed: "))
+        .unwrap_or_else(|| panic!("no listed: line in {:?}", got.lines));
+    assert!(
+        listed.split(',').any(|u| u == uri),
+        "{uri} among the resources: {listed}"
+    );
+    let want: Vec<String> = vec![
+        format!("add: Added HTTP MCP server copyq with URL: {url} to local config"),
+        format!("list: copyq: {url} (HTTP) - ✔ Connected"),
+        "get: Status: ✔ Connected".into(),
+        "final: done".into(),
+        "deferred: mcp__copyq__mcp_read,mcp__copyq__mcp_validate".into(),
+        "tools: mcp__copyq__mcp_read".into(),
+        "searched: mcp__copyq__mcp_read".into(),
+        format!("listed: {listed}"),
+        format!(
+            "resource: mode:list|tab:{tab}|full_path:mcp/{tab}|total:1|showing:0-0\\n0|{content}|\"\"|[]"
+        ),
+        format!(
+            "result: mode:item|tab:{tab}|full_path:mcp/{tab}|index:0\\n{content}\\nimage:sent image/png {w}x{h} {}B\\ntext:\\ntags:[][Image: source: PATH]",
+            logo.len()
+        ),
+        format!("image: image/png {}B sha256={sha}", logo.len()),
+    ];
+    assert_lines(&got, &want, "Claude Code, resources and an image");
+}
+
 /// How the connector identifies itself to the gateway's OAuth server.
 #[derive(Clone, Copy, Debug)]
 enum Registration {

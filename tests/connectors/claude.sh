@@ -14,7 +14,8 @@
 #
 # The session: with CONNECTOR_ROLE=read the model only answers with the tools it was offered;
 # with write it calls mcp_write add to CONNECTOR_TAB and then mcp_read of that item (both allowed
-# with --allowedTools). Env: see tests/connectors/common.sh.
+# with --allowedTools); with CONNECTOR_SCRIPT=media it reads a resource with Claude Code's own
+# resource tools and an image item with mcp_read. Env: see tests/connectors/common.sh.
 #
 # Stdout, compared exactly by tests/connectors_cli.rs (URL is CONNECTOR_URL):
 #   add: Added HTTP MCP server copyq with URL: URL to local config
@@ -27,6 +28,8 @@
 #   tools: <MCP tools offered with their schemas>
 #   searched: <MCP tools the model's ToolSearch call returned>
 #   result: <each gateway tool result fed back to the model>
+#   listed: / resource: / image:   (media) the resources listed, the resource read, each image
+#                                   fed back (type, size, sha256)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mode="${1:-}"
@@ -48,7 +51,8 @@ health() {   # list: and get: lines
 session() {   # a -p session against the stand-in model
     start_model
     local allow=()
-    [[ "$ROLE" == write ]] && allow=(--allowedTools "mcp__copyq__mcp_write,mcp__copyq__mcp_read")
+    [[ "$SCRIPT" == write ]] && allow=(--allowedTools "mcp__copyq__mcp_write,mcp__copyq__mcp_read")
+    [[ "$SCRIPT" == media ]] && allow=(--allowedTools "mcp__copyq__mcp_read")
     ANTHROPIC_BASE_URL="$MODEL_URL" ANTHROPIC_API_KEY=sk-ant-stand-in \
         bounded "$CLAUDE" -p "Use the copyq tools as scripted." "${allow[@]}" \
         </dev/null >"$WORK/session.out" 2>"$WORK/session.err"

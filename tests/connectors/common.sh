@@ -7,6 +7,10 @@
 #   CONNECTOR_TOKEN     bearer token (bearer mode)
 #   CONNECTOR_ROLE      read | write: the model's script and, through OAuth, the role approved
 #                       on the consent page (default read)
+#   CONNECTOR_SCRIPT    the stand-in model's script when it is not the role's: media (Claude
+#                       Code's resource tools on CONNECTOR_URI, then mcp_read of CONNECTOR_TAB's
+#                       item 0; see model.py)
+#   CONNECTOR_URI       the resource the media script reads
 #   CONNECTOR_TAB       tab the write script adds to (default workspace/connectors)
 #   CONNECTOR_TEXT      text it adds (default "written by a connector")
 #   CONNECTOR_WAIT      OAuth: seconds to wait between login and the model session, so that the
@@ -29,6 +33,8 @@ PYTHON="${PYTHON:-python3}"
 ROLE="${CONNECTOR_ROLE:-read}"
 TAB="${CONNECTOR_TAB:-workspace/connectors}"
 TEXT="${CONNECTOR_TEXT:-written by a connector}"
+SCRIPT="${CONNECTOR_SCRIPT:-$ROLE}"
+URI="${CONNECTOR_URI:-}"
 WAIT="${CONNECTOR_WAIT:-0}"
 TIMEOUT="${CONNECTOR_TIMEOUT:-90}"
 case "$ROLE" in read|write) ;; *) echo "CONNECTOR_ROLE must be read or write" >&2; exit 2 ;; esac
@@ -68,11 +74,11 @@ norm() {
 # bounded CMD...: run with the per-command timeout (its output as is).
 bounded() { timeout -k 5 "$TIMEOUT" "$@"; }
 
-# start_model: the stand-in model API on loopback, playing the $ROLE script; sets MODEL_URL.
+# start_model: the stand-in model API on loopback, playing the $SCRIPT script; sets MODEL_URL.
 start_model() {
     rm -f "$WORK/model.port" "$WORK/model.log"
     "$PYTHON" "$here/model.py" serve --log "$WORK/model.log" --port-file "$WORK/model.port" \
-        --script "$ROLE" --tab "$TAB" --text "$TEXT" 2>"$WORK/model.err" &
+        --script "$SCRIPT" --tab "$TAB" --text "$TEXT" --uri "$URI" 2>"$WORK/model.err" &
     MODEL_PID=$!
     for _ in $(seq 100); do
         [[ -s "$WORK/model.port" ]] && break

@@ -12,15 +12,22 @@ mcp_write, mcp_validate):
   --script read    answer with a text naming the tools offered; no tool call
   --script write   call mcp_write {"mode":"add","tab":TAB,"text":TEXT}, then mcp_read
                    {"mode":"item","tab":TAB,"index":0}, then answer "done"
+  --script media   (Claude Code) load its resource tools with ToolSearch, list the server's
+                   resources, read the resource URI, then mcp_read {"mode":"item","tab":TAB,
+                   "index":0} (an image item), then answer "done"
 A request offering none of those tools (title generation, quota probes, ...) gets a short text.
 
-  model.py serve --log LOG --port-file FILE --script read|write [--tab TAB --text TEXT]
+  model.py serve --log LOG --port-file FILE --script read|write|media [--tab TAB --text TEXT --uri URI]
   model.py summary LOG     prints what the client sent to the model:
                              tools: <every MCP tool offered, client-side names, sorted, comma-separated>
                              result: <each tool result text fed back, in order, newlines as \\n>
+                             listed: / resource: <Claude Code's resource tools' results>
+                             image: <each image fed back in a tool result: type, size, sha256>
 """
 
 import argparse
+import base64
+import hashlib
 import json
 import re
 import sys
@@ -107,6 +114,21 @@ def tool_results(body):
     return out
 
 
+def tool_result_images(body):
+    """(media type, bytes) of every image a client fed back inside a tool result (Anthropic
+    format: {"type": "image", "source": {"type": "base64", ...}})."""
+    out = []
+    for m in body.get("messages") or []:
+        for c in m.get("content") if isinstance(m.get("content"), list) else []:
+            if not (isinstance(c, dict) and c.get("type") == "tool_result"):
+                continue
+            for block in c.get("content") if isinstance(c.get("content"), list) else []:
+                src = block.get("source") if isinstance(block, dict) and block.get("type") == "image" else None
+                if isinstance(src, dict) and src.get("type") == "base64":
+                    out.append((src.get("media_type"), base64.b64decode(src.get("data", ""))))
+    return out
+
+
 def deferred_mcp_tools(body):
     """MCP tool names a client listed as deferred (Claude Code's tool search: only their names are
     in a system message; their schemas come from the ToolSearch tool)."""
@@ -122,6 +144,8 @@ def plan(body, args):
     names = tool_names(body)
     mine = {our_tool(n): n for n in names if our_tool(n)}
     made = [name for _, name in tool_calls(body)]
+    if args.script == "media":
+        return plan_media(body, args, names, mine, made)
     if not mine:
         if "ToolSearch" in names and "ToolSearch" not in made and deferred_mcp_tools(body):
             return ("call", "ToolSearch", {"query": "+copyq", "max_results": 10})
@@ -132,6 +156,23 @@ def plan(body, args):
     if "mcp_write" not in made and "mcp_write" in mine:
         return ("call", mine["mcp_write"], {"mode": "add", "tab": args.tab, "text": args.text})
     if "mcp_read" not in made and "mcp_read" in mine:
+        return ("call", mine["mcp_read"], {"mode": "item", "tab": args.tab, "index": 0})
+    return ("text", "done")
+
+
+RESOURCE_TOOLS = ("ListMcpResourcesTool", "ReadMcpResourceTool")
+
+
+def plan_media(body, args, names, mine, made):
+    """The media script: Claude Code's own resource tools (deferred behind ToolSearch like MCP
+    tools), then an image item through mcp_read."""
+    if "ToolSearch" in names and "ToolSearch" not in made:
+        return ("call", "ToolSearch", {"query": "select:" + ",".join(RESOURCE_TOOLS) + ",mcp__copyq__mcp_read"})
+    if "ListMcpResourcesTool" not in made and "ListMcpResourcesTool" in names:
+        return ("call", "ListMcpResourcesTool", {"server": "copyq"})
+    if "ReadMcpResourceTool" not in made and "ReadMcpResourceTool" in names:
+        return ("call", "ReadMcpResourceTool", {"server": "copyq", "uri": args.uri})
+    if "mcp_read" in mine and mine["mcp_read"] not in made:
         return ("call", mine["mcp_read"], {"mode": "item", "tab": args.tab, "index": 0})
     return ("text", "done")
 
@@ -293,6 +334,7 @@ def serve(args):
 
 
 CODEX_PREAMBLE = re.compile(r"^Wall time: [0-9.]+ seconds\nOutput:")
+IMAGE_SAVED = re.compile(r"\[Image: source: [^\]]*\]")
 
 
 def summary(log):
@@ -322,12 +364,28 @@ def summary(log):
     for o in dict.fromkeys(offered):
         print("tools: " + o)
     for name, res in tool_results(last or {}):
-        if name == "ToolSearch":
+        if name == "ListMcpResourcesTool":
+            try:
+                uris = [r.get("uri") for r in json.loads(res)]
+            except ValueError:
+                uris = [res]
+            print("listed: " + ",".join(str(u) for u in uris))
+        elif name == "ReadMcpResourceTool":
+            try:
+                res = "\n".join(c.get("text", "") for c in json.loads(res).get("contents") or [])
+            except (ValueError, AttributeError):
+                pass
+            print("resource: " + res.replace("\\", "\\\\").replace("\n", "\\n"))
+        elif name == "ToolSearch":
             found = sorted(set(re.findall(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+", res)))
             print("searched: " + ",".join(found))
         elif our_tool(name or ""):
             res = CODEX_PREAMBLE.sub("", res)
+            # Claude Code appends where it saved an image it fed back: a path of this run's HOME.
+            res = IMAGE_SAVED.sub("[Image: source: PATH]", res)
             print("result: " + res.replace("\\", "\\\\").replace("\n", "\\n"))
+    for media_type, data in tool_result_images(last or {}):
+        print(f"image: {media_type} {len(data)}B sha256={hashlib.sha256(data).hexdigest()}")
 
 
 def main():
@@ -336,7 +394,8 @@ def main():
     s = sub.add_parser("serve")
     s.add_argument("--log", required=True)
     s.add_argument("--port-file", required=True)
-    s.add_argument("--script", choices=["read", "write"], required=True)
+    s.add_argument("--script", choices=["read", "write", "media"], required=True)
+    s.add_argument("--uri", default="")
     s.add_argument("--tab", default="workspace/connectors")
     s.add_argument("--text", default="written by a connector")
     m = sub.add_parser("summary")
