@@ -24,6 +24,8 @@ fn edge_dir() -> &'static Path {
             .tempdir()
             .expect("tempdir")
             .keep();
+        // Never waited for: it outlives this process on purpose, and init reaps it.
+        #[allow(clippy::zombie_processes)]
         Command::new("sh")
             .args(["-c", WATCHDOG, "copyq-mcp-edge-watchdog"])
             .arg(std::process::id().to_string())
