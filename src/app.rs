@@ -153,10 +153,11 @@ impl Application {
         Self::with_backend(settings, backend(settings).await).await
     }
 
-    pub(crate) async fn with_backend(
-        settings: &Settings,
-        backend: Backend,
-    ) -> Result<Self, StartError> {
+    /// The gateway over `backend` instead of the one `copyq.backend` names: the suites of the
+    /// HTTP edge (OAuth, tokens, limits, TLS, CORS) pass the in-memory backend and run with no
+    /// CopyQ. Only code calls this; no setting, variable or flag reaches it, so a configured
+    /// gateway always talks to CopyQ.
+    pub async fn with_backend(settings: &Settings, backend: Backend) -> Result<Self, StartError> {
         let store = Arc::new(Store::open(&settings.data_dir())?);
         store.set_audit_max_bytes(settings.audit.max_bytes);
         let tls = tls_for(settings).await?;

@@ -6,12 +6,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::support::*;
 use copyq_mcp::auth::{Role, TokenService, load_or_create_key};
+use copyq_mcp::backend::{MemoryBackend, ReadRequest, TabSelector};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-/// This suite's own private CopyQ, started on first use.
+/// This suite's own private CopyQ, started on first use: for the tests that read what CopyQ
+/// holds through the tools (here and in trust.rs). The rest run over no CopyQ.
 pub(crate) fn copyq() -> &'static PrivateCopyq {
     static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
     private_copyq(&COPYQ)
@@ -62,7 +64,7 @@ pub(crate) const TOOLS_LIST: fn() -> Value =
 
 #[tokio::test]
 async fn every_bad_token_gets_the_same_bare_401() {
-    let gw = gateway(copyq()).await;
+    let gw = edge_gateway().await;
     let k = key(&gw);
     let ep = copyq_mcp::store::Store::open(&gw.settings.data_dir())
         .expect("store")
@@ -139,7 +141,7 @@ async fn every_bad_token_gets_the_same_bare_401() {
 
 #[tokio::test]
 async fn unknown_paths_are_404_and_health_needs_no_token() {
-    let gw = gateway(copyq()).await;
+    let gw = edge_gateway().await;
     let res = reqwest::get(format!("{}/nothing-here", gw.base))
         .await
         .expect("http");
@@ -162,10 +164,11 @@ fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
 
 #[tokio::test]
 async fn tools_are_filtered_by_role() {
-    copyq()
-        .seed("mcp/info", &items(&["Секретное содержимое буфера"]))
-        .expect("seed");
-    let gw = gateway(copyq()).await;
+    let held = vec![(
+        "mcp/info".to_owned(),
+        items(&["Секретное содержимое буфера"]),
+    )];
+    let gw = edge_gateway_over(MemoryBackend::with_tabs(held), |_| {}).await;
     let read = client(&gw.url, &gw.read).await;
     let write = client(&gw.url, &gw.write).await;
     let read_tools = read.list_all_tools().await.expect("list");
@@ -205,7 +208,8 @@ async fn call_error(c: &Client, name: &str) -> (i32, String) {
 
 #[tokio::test]
 async fn read_token_cannot_call_write_by_name() {
-    let gw = gateway(copyq()).await;
+    let memory = MemoryBackend::default();
+    let gw = edge_gateway_over(memory.clone(), |_| {}).await;
     let read = client(&gw.url, &gw.read).await;
     let forbidden = call_error(&read, "mcp_write").await;
     let unknown = call_error(&read, "no_such_tool").await;
@@ -216,13 +220,21 @@ async fn read_token_cannot_call_write_by_name() {
     let (_, _, a) = raw_post(&gw.url, Some(&gw.read), body("mcp_write")).await;
     let (_, _, b) = raw_post(&gw.url, Some(&gw.read), body("nope")).await;
     assert_eq!(a, b);
-    let tabs = copyq_tabs(copyq());
+    let tabs = memory
+        .read(&ReadRequest {
+            tabs: TabSelector::All {},
+            skip: 0,
+            limit: Some(0),
+            preview: None,
+        })
+        .expect("the tab list")
+        .all_tabs;
     assert!(!tabs.iter().any(|t| t.contains("forbidden")), "{tabs:?}");
 }
 
 #[tokio::test]
 async fn clients_without_sessions_are_served() {
-    let gw = gateway(copyq()).await;
+    let gw = edge_gateway().await;
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "mcp_read", "arguments": {"mode": "tree", "max_items": 0}}});
     let (status, headers, body) = raw_post(&gw.url, Some(&gw.read), call).await;
     assert_eq!(status, 200);
@@ -237,7 +249,7 @@ async fn clients_without_sessions_are_served() {
 
 #[tokio::test]
 async fn every_protocol_version_initializes() {
-    let gw = gateway(copyq()).await;
+    let gw = edge_gateway().await;
     for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
@@ -289,10 +301,10 @@ async fn with_host(url: &str, token: &str, host: &str) -> u16 {
 
 #[tokio::test]
 async fn host_allowlist_follows_config() {
-    let gw = gateway(copyq()).await;
+    let gw = edge_gateway().await;
     assert_eq!(with_host(&gw.url, &gw.read, "localhost").await, 200);
     assert_eq!(with_host(&gw.url, &gw.read, "desk.lan:8765").await, 403);
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.server.allowed_hosts = vec!["desk.lan".into(), "192.168.1.20".into()]
     })
     .await;
@@ -343,7 +355,7 @@ pub(crate) async fn open_session(url: &str, token: &str) -> String {
 
 #[tokio::test]
 async fn a_session_belongs_to_the_token_that_opened_it() {
-    let gw = gateway_with(copyq(), |s| s.server.sessions = true).await;
+    let gw = edge_gateway_with(|s| s.server.sessions = true).await;
     let id = open_session(&gw.url, &gw.write).await;
     // Another token naming that session: 404, as for a session that does not exist.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});

@@ -4,7 +4,8 @@
 use crate::support::*;
 use serde_json::{Value, json};
 
-/// This suite's own private CopyQ, started on first use.
+/// This suite's own private CopyQ, started on first use: for the health probe alone, which counts
+/// the `copyq` processes the CLI backend runs. The rest run over no CopyQ.
 fn copyq() -> &'static PrivateCopyq {
     static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
     private_copyq(&COPYQ)
@@ -29,10 +30,8 @@ async fn post_with_origin(url: &str, token: &str, origin: Option<&str>) -> u16 {
 
 #[tokio::test]
 async fn foreign_origins_are_refused_everywhere() {
-    let gw = gateway_with(copyq(), |s| {
-        s.server.allowed_origins = vec!["https://app.example".into()]
-    })
-    .await;
+    let gw =
+        edge_gateway_with(|s| s.server.allowed_origins = vec!["https://app.example".into()]).await;
     assert_eq!(post_with_origin(&gw.url, &gw.read, None).await, 200);
     assert_eq!(
         post_with_origin(&gw.url, &gw.read, Some("http://localhost:6274")).await,
@@ -63,7 +62,7 @@ async fn foreign_origins_are_refused_everywhere() {
 
 #[tokio::test]
 async fn each_token_has_its_own_rate_limit() {
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.limits.requests_per_minute = 30;
         s.limits.burst = 3;
     })
@@ -88,7 +87,7 @@ async fn each_token_has_its_own_rate_limit() {
 #[tokio::test]
 async fn each_token_has_a_volume_of_bytes_an_hour() {
     // 40,000 bytes an hour; a burst of one largest body (16 KiB).
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.limits.mcp_bytes_per_hour = 40_000;
         s.server.max_body_bytes = 16 * 1024;
     })
@@ -110,7 +109,7 @@ async fn each_token_has_a_volume_of_bytes_an_hour() {
 
 #[tokio::test]
 async fn oversized_bodies_are_refused() {
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.server.max_body_bytes = 64 * 1024;
         s.limits.max_form_bytes = 4096;
     })
@@ -163,7 +162,7 @@ async fn connect_from(source: &str, gw: &Gateway) -> tokio::net::TcpStream {
 #[tokio::test]
 async fn slow_and_idle_connections_are_closed() {
     use tokio::io::AsyncWriteExt;
-    let gw = gateway_with(copyq(), |s| s.limits.header_read_timeout_ms = 300).await;
+    let gw = edge_gateway_with(|s| s.limits.header_read_timeout_ms = 300).await;
     let bound = std::time::Duration::from_secs(5);
     // Trickling headers: never a whole request head.
     let mut slow = connect_from("127.0.0.1", &gw).await;
@@ -193,7 +192,7 @@ async fn slow_and_idle_connections_are_closed() {
 
 #[tokio::test]
 async fn a_flood_of_connections_is_capped_and_others_are_still_served() {
-    let gw = gateway_with(copyq(), |s| s.limits.max_connections_per_address = 8).await;
+    let gw = edge_gateway_with(|s| s.limits.max_connections_per_address = 8).await;
     let mut held = Vec::new();
     for _ in 0..8 {
         held.push(connect_from("127.0.0.2", &gw).await);
@@ -245,7 +244,7 @@ async fn a_flood_of_connections_is_capped_and_others_are_still_served() {
 async fn caps_hold_on_tls_too() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cert = copyq_mcp::tls::generate(&["127.0.0.1".into()], dir.path()).expect("cert");
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.tls.cert = cert.cert.display().to_string();
         s.tls.key = cert.key.display().to_string();
         s.limits.header_read_timeout_ms = 300;
@@ -257,7 +256,7 @@ async fn caps_hold_on_tls_too() {
         "a connection that never starts TLS is closed"
     );
     // The cap, with the default 10 s timeout: the third connection is closed long before it.
-    let capped = gateway_with(copyq(), |s| {
+    let capped = edge_gateway_with(|s| {
         s.tls.cert = cert.cert.display().to_string();
         s.tls.key = cert.key.display().to_string();
         s.limits.max_connections_per_address = 2;
@@ -368,7 +367,7 @@ fn post_head(gw: &Gateway, token: Option<&str>, length: usize) -> String {
 #[tokio::test]
 async fn a_refusal_before_the_body_says_the_connection_closes() {
     use tokio::io::AsyncWriteExt;
-    let gw = gateway(copyq()).await;
+    let gw = edge_gateway().await;
     let body = list().to_string();
 
     let mut refused = connect_from("127.0.0.1", &gw).await;

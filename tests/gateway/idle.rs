@@ -1,6 +1,7 @@
 //! HTTP/2 connections are held to HTTP/1's rules: one idle after a request is closed within the
 //! idle time (h2c with prior knowledge, and h2 over the built-in TLS by ALPN), and one may carry
-//! only `limits.max_streams_per_connection` requests at once.
+//! only `limits.max_streams_per_connection` requests at once. No CopyQ: the gateway runs over the
+//! in-memory backend.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,11 +12,6 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::support::*;
-
-fn copyq() -> &'static PrivateCopyq {
-    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
-    private_copyq(&COPYQ)
-}
 
 fn addr(gw: &Gateway) -> std::net::SocketAddr {
     gw.base
@@ -50,7 +46,7 @@ where
 
 #[tokio::test]
 async fn an_idle_h2c_connection_is_closed() {
-    let gw = gateway_with(copyq(), |s| s.limits.header_read_timeout_ms = 300).await;
+    let gw = edge_gateway_with(|s| s.limits.header_read_timeout_ms = 300).await;
     let tcp = tokio::net::TcpStream::connect(addr(&gw))
         .await
         .expect("connect");
@@ -64,7 +60,7 @@ async fn an_idle_h2c_connection_is_closed() {
 async fn an_idle_h2_connection_over_tls_is_closed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cert = copyq_mcp::tls::generate(&["127.0.0.1".into()], dir.path()).expect("cert");
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.tls.cert = cert.cert.display().to_string();
         s.tls.key = cert.key.display().to_string();
         s.limits.header_read_timeout_ms = 300;
@@ -107,7 +103,7 @@ fn tls_client(cert: &std::path::Path) -> tokio_rustls::TlsConnector {
 
 #[tokio::test]
 async fn an_h2_connection_carries_few_requests_at_once() {
-    let gw = gateway_with(copyq(), |s| s.limits.max_streams_per_connection = 7).await;
+    let gw = edge_gateway_with(|s| s.limits.max_streams_per_connection = 7).await;
     let mut tcp = tokio::net::TcpStream::connect(addr(&gw))
         .await
         .expect("connect");

@@ -1,5 +1,6 @@
 //! Built-in HTTPS: a client that pins the self-signed certificate's key reaches the gateway, a
 //! changed certificate is picked up without a restart, and plain HTTP on a LAN address is refused.
+//! No CopyQ: the gateway runs over the in-memory backend.
 
 use std::path::Path;
 use std::process::Command;
@@ -7,12 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::*;
 use copyq_mcp::app::{Application, StartError};
-
-/// This suite's own private CopyQ, started on first use.
-fn copyq() -> &'static PrivateCopyq {
-    static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();
-    private_copyq(&COPYQ)
-}
+use copyq_mcp::backend::{Backend, MemoryBackend};
 
 const BIN: &str = env!("CARGO_BIN_EXE_copyq-mcp");
 
@@ -80,7 +76,7 @@ async fn pinned_https_and_live_certificate_reload() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600);
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         s.tls.cert = dir.path().join("cert.pem").display().to_string();
         s.tls.key = dir.path().join("key.pem").display().to_string();
     })
@@ -157,9 +153,10 @@ async fn pinned_https_and_live_certificate_reload() {
 #[tokio::test]
 async fn plain_http_beyond_loopback_needs_an_explicit_flag() {
     let mut settings = copyq_mcp::config::Settings::defaults().expect("settings");
-    copyq().configure(&mut settings);
+    crate::support::edge::point_nowhere(&mut settings);
     settings.server.bind = "0.0.0.0:0".parse().expect("addr");
-    match Application::build(&settings).await {
+    let memory = || Backend::Memory(MemoryBackend::default());
+    match Application::with_backend(&settings, memory()).await {
         Err(e @ StartError::PlainHttp(_)) => {
             assert!(e.to_string().contains("allow_plain_http"), "{e}")
         }
@@ -167,5 +164,5 @@ async fn plain_http_beyond_loopback_needs_an_explicit_flag() {
         Ok(_) => panic!("plain HTTP on 0.0.0.0 must be refused"),
     }
     settings.server.allow_plain_http = true;
-    assert!(Application::build(&settings).await.is_ok());
+    assert!(Application::with_backend(&settings, memory()).await.is_ok());
 }

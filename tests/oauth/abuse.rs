@@ -192,7 +192,7 @@ async fn registration_is_limited_per_address() {
 
 #[tokio::test]
 async fn clients_never_approved_are_forgotten_and_cannot_fill_the_registry() {
-    // A registry of its own: the sibling tests share the sandbox's.
+    // A registry of its own: the sibling tests share one (the edge gateways' data dir).
     let dir = tempfile::tempdir().expect("temp dir");
     let gw = proxied(|s| {
         s.oauth.max_clients = 3;

@@ -299,7 +299,7 @@ async fn a_document_on_a_private_address_is_never_fetched() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn document_clients_are_registrations_recorded_only_once_approved() {
     let (base, _hits, ca, _dir) = document_server().await;
-    // A registry of its own (kept for the whole test): the siblings share the sandbox's.
+    // A registry of its own (kept for the whole test): the siblings share one.
     let data = tempfile::tempdir().expect("temp dir");
     let data_dir = data.path().display().to_string();
     let ca = ca.display().to_string();

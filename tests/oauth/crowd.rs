@@ -7,7 +7,7 @@ use super::abuse::{guess_from, open_from, proxied, register_from};
 use super::*;
 
 /// A gateway believing 127.0.0.1's `X-Forwarded-For`, with a registry of its own (these tests
-/// register hundreds of apps; the siblings share the sandbox's).
+/// register hundreds of apps; the siblings share one).
 async fn crowded(dir: &tempfile::TempDir) -> Gateway {
     let data_dir = dir.path().display().to_string();
     proxied(|s| s.data_dir = data_dir).await
@@ -103,7 +103,7 @@ async fn an_address_the_owner_approved_from_stays_the_owners() {
 #[tokio::test]
 async fn one_address_holds_a_small_share_of_unapproved_clients() {
     // 40 places: one address may hold 2 unapproved (5%, at least 2). A registry of its own: the
-    // siblings fill the sandbox's.
+    // siblings fill the shared one.
     let dir = tempfile::tempdir().expect("temp dir");
     let data_dir = dir.path().display().to_string();
     let gw = proxied(|s| {

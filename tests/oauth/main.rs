@@ -1,6 +1,8 @@
 //! The OAuth 2.1 authorization server over real HTTP: discovery from a bare 401, registration,
 //! consent with the owner's passphrase, PKCE, token issue and rotation, revocation, and every
 //! refusal the spec and the issue name. The third-party client runs in tests/gateway/clients.rs.
+//! No CopyQ runs for these suites (an in-memory backend, or a `serve` pointed at no CopyQ), but
+//! for scopes.rs, whose tokens read tabs through the tools.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -39,8 +41,13 @@ fn http() -> reqwest::Client {
         .expect("client")
 }
 
+/// A gateway with the owner's passphrase set, over no CopyQ: the authorization server never
+/// reads the clipboard (scopes.rs, whose tokens read tabs, puts one in front of CopyQ).
 async fn oauth_gateway(tweak: impl FnOnce(&mut copyq_mcp::config::Settings)) -> Gateway {
-    let gw = gateway_with(copyq(), tweak).await;
+    with_passphrase(edge_gateway_with(tweak).await)
+}
+
+fn with_passphrase(gw: Gateway) -> Gateway {
     let store = Store::open(&gw.settings.data_dir()).expect("store");
     store
         .set_passphrase_hash(&passphrase::hash(PASS).expect("hash"))
@@ -900,7 +907,7 @@ async fn owner_revokes_a_client_and_state_survives_restart() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let gw = gateway_with(copyq(), |s| {
+    let gw = edge_gateway_with(|s| {
         *s = settings;
         s.server.bind = addr.parse().expect("addr");
     })

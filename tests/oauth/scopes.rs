@@ -42,7 +42,7 @@ async fn the_chosen_tabs_hold_for_every_token_of_the_grant() {
     copyq()
         .seed("oauth-scope-external", &items(&["b", "c"]))
         .expect("seed");
-    let gw = oauth_gateway(|_| {}).await;
+    let gw = with_passphrase(gateway(copyq()).await);
     let client_id = public_client(&gw).await;
     let (status, html, cookie, _) =
         authorize(&gw, &auth_params(&client_id, &challenge(VERIFIER))).await;
@@ -123,7 +123,7 @@ async fn managed_only_and_the_default_all() {
     copyq()
         .seed("oauth-scope-ext-b", &items(&["b", "c"]))
         .expect("seed");
-    let gw = oauth_gateway(|_| {}).await;
+    let gw = with_passphrase(gateway(copyq()).await);
     let client_id = public_client(&gw).await;
     for (choice, sees_external) in [("managed", false), ("all", true), ("", true)] {
         let (_, html, cookie, _) =
@@ -155,7 +155,7 @@ async fn a_list_saying_all_means_the_tab_named_all() {
     copyq()
         .seed("oauth-scope-ext-c", &items(&["y"]))
         .expect("seed");
-    let gw = oauth_gateway(|_| {}).await;
+    let gw = with_passphrase(gateway(copyq()).await);
     let client_id = public_client(&gw).await;
     let (_, html, cookie, _) = authorize(&gw, &auth_params(&client_id, &challenge(VERIFIER))).await;
     let cookie = cookie.expect("cookie");

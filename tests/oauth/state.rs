@@ -9,7 +9,7 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_are_answered_while_another_process_holds_the_write_lock() {
-    // A database of its own: the lock must not stall the sibling tests that share the sandbox's.
+    // A database of its own: the lock must not stall the sibling tests that share one.
     let dir = tempfile::tempdir().expect("temp dir");
     let gw = oauth_gateway(|s| s.data_dir = dir.path().display().to_string()).await;
     let client_id = public_client(&gw).await;

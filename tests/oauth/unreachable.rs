@@ -2,7 +2,8 @@
 //! page and the log name the URL, the cause and what to do. And the fetch through the owner's
 //! proxy (`HTTPS_PROXY`, `NO_PROXY`): a small CONNECT proxy on loopback in front of a document
 //! server for a name that resolves nowhere. The gateway runs as the real binary, so the proxy
-//! variables are read from its environment as an owner sets them.
+//! variables are read from its environment as an owner sets them; it is pointed at no CopyQ (the
+//! consent page never reads the clipboard).
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -44,9 +45,7 @@ impl Served {
         let mut cmd = Command::new(BIN);
         cmd.args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
             .arg(data.path())
-            .env("COPYQ_MCP__COPYQ__SESSION", copyq().session())
-            .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", copyq().settings_path())
-            .env("COPYQ_MCP__COPYQ__COMMAND", copyq().cli_command())
+            .envs(support::edge::nowhere_env())
             .env(
                 "COPYQ_MCP__OAUTH__METADATA_DOCUMENT_ALLOW_PRIVATE",
                 allow_private.to_string(),

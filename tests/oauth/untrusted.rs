@@ -6,7 +6,7 @@
 use super::*;
 
 /// Trusting a proxy at an address this test is not at, with a registry of its own in `dir` (the
-/// registrations here would count against the sibling suites' share of the sandbox's).
+/// registrations here would count against the sibling suites' share of the shared one).
 async fn behind_another_proxy(dir: &tempfile::TempDir) -> Gateway {
     let data_dir = dir.path().display().to_string();
     oauth_gateway(|s| {

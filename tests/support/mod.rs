@@ -1,9 +1,14 @@
 //! Shared by the integration tests: a private real CopyQ per test binary (or per suite), the gateway on port 0 in
-//! front of it, and a real MCP client (rmcp's Streamable HTTP client) to drive it.
+//! front of it (or, for the suites of the HTTP edge, in front of no CopyQ: `edge.rs`), and a real MCP
+//! client (rmcp's Streamable HTTP client) to drive it.
 #![allow(dead_code)] // each test binary uses its own part of this
 
+pub mod edge;
 pub mod mix;
 pub mod proxy;
+
+#[allow(unused_imports)] // each test binary uses its own part of this
+pub use edge::{edge_gateway, edge_gateway_over, edge_gateway_with};
 
 use std::sync::OnceLock;
 
@@ -73,22 +78,38 @@ fn show_log() {
 
 /// A gateway on 127.0.0.1:0 against `copyq`, with settings changed by `tweak`.
 pub async fn gateway_with(copyq: &PrivateCopyq, tweak: impl FnOnce(&mut Settings)) -> Gateway {
-    show_log();
-    let mut settings = Settings::defaults().expect("default settings");
+    let mut settings = loopback_settings();
     copyq.configure(&mut settings);
-    settings.server.bind = "127.0.0.1:0".parse().expect("addr");
     // The suite runs once per backend (tests/run.sh): COPYQ_MCP_TEST_BACKEND=cli|socket.
     if let Ok(backend) = std::env::var("COPYQ_MCP_TEST_BACKEND") {
         settings.copyq.backend = copyq_mcp::config::BackendKind::parse(&backend)
             .unwrap_or_else(|| panic!("COPYQ_MCP_TEST_BACKEND={backend}: auto, socket or cli"));
     }
     tweak(&mut settings);
+    launch(settings, None).await
+}
+
+/// The defaults, listening on 127.0.0.1:0 (and the log shown when asked for).
+fn loopback_settings() -> Settings {
+    show_log();
+    let mut settings = Settings::defaults().expect("default settings");
+    settings.server.bind = "127.0.0.1:0".parse().expect("addr");
+    settings
+}
+
+/// Start a gateway with `settings`, over `backend` or (none) the one `copyq.backend` names, with
+/// a read and a write token issued first as the owner would.
+async fn launch(settings: Settings, backend: Option<copyq_mcp::backend::Backend>) -> Gateway {
     let tokens = token_service(&settings).expect("token service");
     let read = tokens.issue("test-read", Role::Read, None).expect("issue");
     let write = tokens
         .issue("test-write", Role::Write, None)
         .expect("issue");
-    let app = Application::build(&settings).await.expect("gateway starts");
+    let app = match backend {
+        Some(backend) => Application::with_backend(&settings, backend).await,
+        None => Application::build(&settings).await,
+    }
+    .expect("gateway starts");
     let addr = app.local_addr();
     let scheme = if settings.tls_files().is_some() {
         "https"
