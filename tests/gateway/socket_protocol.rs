@@ -438,7 +438,8 @@ async fn a_hung_killed_or_stopped_server_fails_calls_promptly() {
         client.call(&slots::tabs()).await,
         Err(SocketError::Closed)
     ));
-    assert!(started.elapsed() < Duration::from_millis(100));
+    // At once: not after the 60 s call timeout (a bound far from both, for a busy machine).
+    assert!(started.elapsed() < long.timeout / 4);
     let refused = Client::connect(socket_of(&c), long).await;
     assert!(
         matches!(refused, Err(SocketError::Connect { .. })),
@@ -467,8 +468,8 @@ async fn a_hung_killed_or_stopped_server_fails_calls_promptly() {
     eprintln!("stopped mid-batch -> {err} after {after:?}; server gone after {gone:?}");
     assert!(matches!(err, SocketError::Stopped), "{err}");
     assert!(client.is_closed());
-    assert!(
-        gone < Duration::from_secs(8),
-        "the server waited for the client"
-    );
+    // That the client closes its end on the stop message (so CopyQ need not wait its 10 s for it)
+    // is shown without a clock by the unit test
+    // `stop_fails_waiting_and_later_calls_at_once_and_closes_the_socket`, whose server sees the
+    // end of the stream. Timed here it failed at load 16, where CopyQ alone took 9.4 s to exit.
 }
