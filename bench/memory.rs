@@ -26,12 +26,14 @@ fn rollup(pid: u32) -> (u64, u64) {
 
 fn row(step: &str, (rss, anon): (u64, u64)) -> String {
     let mib = |k: u64| k as f64 / 1024.0;
-    format!(
+    let line = format!(
         "| {step} | {:.1} | {:.1} | {:.1} |",
         mib(rss),
         mib(anon),
         mib(rss.saturating_sub(anon))
-    )
+    );
+    println!("{line}");
+    line
 }
 
 fn call(args: serde_json::Value) -> serde_json::Value {
@@ -39,7 +41,12 @@ fn call(args: serde_json::Value) -> serde_json::Value {
 }
 
 pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
-    let g = Gateway::start_with(copyq, "socket", &[]);
+    // 64 clients on one address: above the default per-address connection cap.
+    let g = Gateway::start_with(
+        copyq,
+        "socket",
+        &[("COPYQ_MCP__LIMITS__MAX_CONNECTIONS_PER_ADDRESS", "1024")],
+    );
     let mut rows = vec![
         String::new(),
         "## Resident memory of the socket gateway, MiB".to_owned(),
