@@ -49,6 +49,35 @@ pub async fn tree_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String 
     row("tree scope:all, backend alone", stats(floors), stats(ours))
 }
 
+/// The row of a search's read (every item of every `mcp/` tab, whole) vs the floor's whole search
+/// (the same read, matched), `n` alternating samples: what the backend adds before any matching.
+pub async fn search_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String {
+    let backend = backend(copyq);
+    let request = ReadRequest {
+        tabs: TabSelector::Prefix {
+            prefix: "mcp/".into(),
+            invert: false,
+        },
+        skip: 0,
+        limit: None,
+        preview: None,
+    };
+    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..=n {
+        let t = Instant::now();
+        backend.read(&request).await.expect("read");
+        let b = t.elapsed();
+        let t = Instant::now();
+        floor.socket_once("search 10,000 items").await;
+        let f = t.elapsed();
+        if i > 0 {
+            ours.push(b);
+            floors.push(f);
+        }
+    }
+    row("search's read, backend alone", stats(floors), stats(ours))
+}
+
 fn row(name: &str, f: (f64, f64), b: (f64, f64)) -> String {
     format!(
         "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2}x (+{:.2} ms) |",

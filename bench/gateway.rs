@@ -11,6 +11,7 @@ mod backend;
 mod floors;
 mod images;
 mod load;
+mod memory;
 mod mixed;
 mod redaction;
 mod watch;
@@ -314,6 +315,9 @@ async fn operations_table(
     if wanted("tree") {
         report.push(backend::tree_row(copyq, &floor, 100).await);
     }
+    if wanted("search") {
+        report.push(backend::search_row(copyq, &floor, 30).await);
+    }
     if wanted("add") {
         report.push(backend::add_row(copyq, &floor, 100).await);
     }
@@ -350,6 +354,11 @@ async fn run() {
         // COPYQ_MCP_BENCH_ONLY=watch: what following a tab costs, likewise.
         Ok("watch") => {
             println!("\n{}", watch::table(&copyq, &http).await.join("\n"));
+            return;
+        }
+        // COPYQ_MCP_BENCH_ONLY=memory: the gateway's memory step by step, likewise.
+        Ok("memory") => {
+            println!("\n{}", memory::table(&copyq, &http).await.join("\n"));
             return;
         }
         Ok("mixed") => {

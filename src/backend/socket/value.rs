@@ -155,6 +155,21 @@ impl Value {
         }
     }
 
+    /// [`Value::to_text`] by value: a string, or bytes holding valid UTF-8, is moved, not copied.
+    pub fn into_text(self) -> Option<String> {
+        match self {
+            Self::String(s) => Some(s.unwrap_or_default()),
+            Self::Bytes(b) => {
+                let b = b.unwrap_or_default();
+                Some(
+                    String::from_utf8(b)
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                )
+            }
+            _ => None,
+        }
+    }
+
     /// Whether this is an invalid variant or a null string/byte array: "nothing", as CopyQ's
     /// `QString` error replies say "no error".
     pub fn is_null(&self) -> bool {

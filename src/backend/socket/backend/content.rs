@@ -21,9 +21,16 @@ pub fn content_of(map: &Map, preview: Option<usize>) -> Content {
         }
     }
     content.sort();
-    let has_text = map
-        .iter()
-        .any(|(m, v)| m == MIME_TEXT && v.to_text().is_some_and(|t| !t.is_empty()));
+    // Whether the text is not empty, without copying it (lossy UTF-8 of bytes is empty only
+    // when they are).
+    let has_text = map.iter().any(|(m, v)| {
+        m == MIME_TEXT
+            && match v {
+                Value::String(s) => s.as_deref().is_some_and(|s| !s.is_empty()),
+                Value::Bytes(b) => b.as_deref().is_some_and(|b| !b.is_empty()),
+                _ => false,
+            }
+    });
     if !has_text {
         content.rich = RICH_MIMES.iter().find_map(|mime| {
             let source = map

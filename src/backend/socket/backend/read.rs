@@ -3,7 +3,8 @@
 
 use super::super::slots;
 use super::super::value::{Map, Value};
-use super::{SocketBackend, content, cut, data_file, failed, item_of, row_arg};
+use super::rows::{into_map, item_from};
+use super::{SocketBackend, cut, data_file, failed, row_arg};
 use crate::backend::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector};
 
 /// The most row calls asked together with the lengths (past it, the lengths are asked first, so
@@ -42,6 +43,11 @@ impl SocketBackend {
                 calls.extend(window.map(|r| slots::browser_item_data(name, row_arg(r))));
             }
         }
+        // Whole tabs: their selections are made in the same batch as the lengths (one round trip
+        // fewer than asking for them after), each after its tab's length.
+        if req.limit.is_none() {
+            calls.extend(names.iter().map(|n| slots::create_selection(n)));
+        }
         let mut replies = self.call_many(calls).await?;
         let rest = replies.split_off(names.len().min(replies.len()));
         let mut totals = Vec::with_capacity(names.len());
@@ -63,7 +69,7 @@ impl SocketBackend {
                     .await?
             }
             (None, None) => self
-                .whole_checked(&names, &mut totals, req.preview)
+                .whole_checked(&names, &mut totals, rest, req.preview)
                 .await?
                 .into_iter()
                 .map(|items| items.into_iter().skip(req.skip).collect())
@@ -144,15 +150,15 @@ impl SocketBackend {
         let mut replies = self.call_many(calls).await?.into_iter();
         let mut tabs = Vec::with_capacity(names.len());
         for (name, window) in names.iter().zip(rows) {
-            let mut maps: Vec<(usize, Map)> = window
-                .map(|r| {
-                    let map = replies.next().and_then(|v| v.as_map().cloned());
-                    (r, map.unwrap_or_default())
-                })
-                .collect();
+            let mut maps: Vec<(usize, Map)> =
+                window.map(|r| (r, into_map(replies.next()))).collect();
             self.fill_data_files(name, &mut maps, data_file::Formats::Item)
                 .await?;
-            tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());
+            tabs.push(
+                maps.into_iter()
+                    .map(|(_, m)| item_from(m, preview))
+                    .collect(),
+            );
         }
         Ok(tabs)
     }
@@ -175,13 +181,16 @@ impl SocketBackend {
             for r in skip..skip.saturating_add(limit) {
                 let reply = replies.next();
                 if r < end {
-                    let map = reply.as_ref().and_then(Value::as_map).cloned();
-                    maps.push((r, map.unwrap_or_default()));
+                    maps.push((r, into_map(reply)));
                 }
             }
             self.fill_data_files(name, &mut maps, data_file::Formats::Item)
                 .await?;
-            tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());
+            tabs.push(
+                maps.into_iter()
+                    .map(|(_, m)| item_from(m, preview))
+                    .collect(),
+            );
         }
         Ok(tabs)
     }
@@ -195,9 +204,10 @@ impl SocketBackend {
         &self,
         names: &[String],
         totals: &mut [usize],
+        selections: Vec<Value>,
         preview: Option<usize>,
     ) -> Result<Vec<Vec<Item>>, BackendError> {
-        let mut tabs = self.whole(names, preview).await?;
+        let mut tabs = self.whole(names, selections, preview).await?;
         for i in 0..names.len() {
             if tabs[i].len() != totals[i] {
                 tracing::debug!(
@@ -215,14 +225,14 @@ impl SocketBackend {
         Ok(tabs)
     }
 
+    /// Every row of `names`, through the selections `ids` (one per tab, made by the caller).
+    /// The replies are taken apart by value: each row's text, tags and note move into its item.
     async fn whole(
         &self,
         names: &[String],
+        ids: Vec<Value>,
         preview: Option<usize>,
     ) -> Result<Vec<Vec<Item>>, BackendError> {
-        let ids = self
-            .call_many(names.iter().map(|n| slots::create_selection(n)).collect())
-            .await?;
         let ids: Vec<i32> = ids
             .into_iter()
             .map(|v| match v {
@@ -236,31 +246,28 @@ impl SocketBackend {
             calls.push(slots::selection_get_items_data(*id));
             calls.push(slots::destroy_selection(*id));
         }
-        let replies = self.call_many(calls).await?;
+        let mut replies = self.call_many(calls).await?.into_iter();
         let mut tabs = Vec::with_capacity(names.len());
-        for (name, c) in names.iter().zip(replies.chunks(3)) {
+        for name in names {
             // A whole-tab selection lists rows 0, 1, ... in order.
-            let mut maps: Vec<(usize, Map)> = match c.get(1) {
+            let (_select, data, _destroy) = (replies.next(), replies.next(), replies.next());
+            let mut maps: Vec<(usize, Map)> = match data {
                 Some(Value::List(items)) => items
-                    .iter()
-                    .map(|v| v.as_map().cloned().unwrap_or_default())
+                    .into_iter()
+                    .map(|v| into_map(Some(v)))
                     .enumerate()
                     .collect(),
-                Some(Value::MapList(_, maps)) => maps.iter().cloned().enumerate().collect(),
+                Some(Value::MapList(_, maps)) => maps.into_iter().enumerate().collect(),
                 _ => Vec::new(),
             };
             self.fill_data_files(name, &mut maps, data_file::Formats::Item)
                 .await?;
-            tabs.push(maps.iter().map(|(_, m)| read_item(m, preview)).collect());
+            tabs.push(
+                maps.into_iter()
+                    .map(|(_, m)| item_from(m, preview))
+                    .collect(),
+            );
         }
         Ok(tabs)
-    }
-}
-
-/// A row as a read shows it: text, tags and note, and what else it holds.
-fn read_item(map: &Map, preview: Option<usize>) -> Item {
-    Item {
-        content: content::content_of(map, preview),
-        ..item_of(map)
     }
 }
