@@ -187,14 +187,18 @@ impl Redactor {
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
     pub fn spans(&self, text: &str) -> Vec<Span<'_>> {
+        let any = self.any_word.is_match(text);
+        let open = self.builtin.open(text.as_bytes(), any);
+        if !any && open == 0 && !self.builtin.has_custom() {
+            return Vec::new();
+        }
         let pool = || self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
         let mut scratch = pool().pop().unwrap_or_default();
-        let any = self.any_word.is_match(text);
         let mut found = Vec::new();
         self.gitleaks
             .find(text, any, &mut scratch.gitleaks, &mut found);
         self.builtin
-            .find(text, any, &mut scratch.builtin, &mut found);
+            .find(text, open, &mut scratch.builtin, &mut found);
         pool().push(scratch);
         merge(text, found)
     }
