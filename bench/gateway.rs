@@ -8,6 +8,7 @@
 //! Results go to stdout and `bench/results.md`.
 
 mod backend;
+mod cold;
 mod floors;
 mod images;
 mod load;
@@ -222,6 +223,11 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 fn main() {
+    // COPYQ_MCP_BENCH_ONLY=redaction-cold: the first search's redaction in process, no CopyQ.
+    if std::env::var("COPYQ_MCP_BENCH_ONLY").as_deref() == Ok("redaction-cold") {
+        cold::run();
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -139,6 +139,9 @@ impl Builtin {
             .chain(passwords::RULES)
             .chain(context::RULES)
             .collect();
+        if rules.len() > 64 {
+            return Err(PatternError::Rules("more than 64 builtin rules".into()));
+        }
         let regexes = rules
             .iter()
             .map(|r| Regex::new(r.pattern, limit))
@@ -187,27 +190,44 @@ impl Builtin {
         &self.word_list
     }
 
-    /// The rules whose gate `text` opens; `any`: whether `text` may hold a gate word.
-    fn open(&self, bytes: &[u8], any: bool) -> Vec<usize> {
+    /// The rules whose gate `text` opens, as bits (rule `i` is bit `i`; there are at most 64,
+    /// see [`Builtin::new`]): no allocation for the many texts that open none.
+    /// `any`: whether `text` may hold a gate word (see [`super::Redactor::spans`]).
+    pub fn open(&self, bytes: &[u8], any: bool) -> u64 {
         let shapes = Shapes::of(bytes);
-        let mut on: Vec<bool> = self.rules.iter().map(|r| shapes.open(r.gate)).collect();
+        let mut on = 0u64;
+        for (i, r) in self.rules.iter().enumerate() {
+            if shapes.open(r.gate) {
+                on |= 1 << i;
+            }
+        }
         if any {
             for m in self.words.find_overlapping_iter(bytes) {
                 for &r in &self.word_rules[m.pattern().as_usize()] {
-                    on[r] = true;
+                    on |= 1 << r;
                 }
             }
         }
-        (0..on.len())
-            .filter(|&i| on[i] && shapes.digits_for(self.rules[i]))
-            .collect()
+        for (i, r) in self.rules.iter().enumerate() {
+            if !shapes.digits_for(r) {
+                on &= !(1 << i);
+            }
+        }
+        on
     }
 
-    /// `any`: whether `text` may hold a gate word (see [`super::Redactor::spans`]).
-    pub fn find<'r>(&'r self, text: &str, any: bool, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
+    /// Whether the owner gave patterns of their own (they run on every text).
+    pub fn has_custom(&self) -> bool {
+        self.custom.is_some()
+    }
+
+    /// `open`: the rules whose gate `text` opened ([`Builtin::open`]).
+    pub fn find<'r>(&'r self, text: &str, open: u64, caches: &mut Caches, out: &mut Vec<Span<'r>>) {
         let bytes = text.as_bytes();
-        for i in self.open(bytes, any) {
-            let rule = self.rules[i];
+        for (i, &rule) in self.rules.iter().enumerate() {
+            if open & (1 << i) == 0 {
+                continue;
+            }
             let cache = caches.of(&self.regexes, i);
             for caps in self.regexes[i].captures_iter(cache, bytes) {
                 if let Some((start, end)) = (rule.judge)(&caps, text) {

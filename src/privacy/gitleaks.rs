@@ -4,7 +4,6 @@
 //! rule's capture group, then its entropy floor and allowlists.
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use regex::bytes::RegexBuilder;
 
 use super::automata::{self, Caches};
 use super::lead::{lead_start, without_lead};
@@ -56,7 +55,7 @@ enum Target {
 }
 
 struct Allow {
-    regexes: Vec<regex::bytes::Regex>,
+    regexes: Vec<automata::Small>,
     /// One automaton over all the stopwords (`generic-api-key` has about 1,500).
     stopwords: Option<AhoCorasick>,
     target: Target,
@@ -84,11 +83,8 @@ pub struct Gitleaks {
 }
 
 /// RE2's `\w`, `\d`, `\s` and `\b` are ASCII: so are these, which also keeps the automata small.
-fn compile(pattern: &str) -> Result<regex::bytes::Regex, regex::Error> {
-    RegexBuilder::new(pattern)
-        .unicode(false)
-        .size_limit(SIZE_LIMIT)
-        .build()
+fn compile(pattern: &str) -> Result<automata::Small, String> {
+    automata::Small::new(pattern, SIZE_LIMIT)
 }
 
 const SIZE_LIMIT: usize = 1 << 24;

@@ -25,16 +25,19 @@ mod lead;
 mod numbers;
 mod passwords;
 mod rule;
+mod seen;
 #[cfg(test)]
 mod tests;
 mod words;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde::Deserialize;
+
+pub use seen::Mask;
+use seen::{Masked, Seen};
 
 /// Shown in place of an item CopyQ marks as coming from a password manager.
 pub const PASSWORD_MANAGER: &str = "[redacted:password-manager]";
@@ -111,19 +114,6 @@ struct Scratch {
     builtin: automata::Caches,
 }
 
-/// Texts already redacted, by their whole content (so a hit is exact, never a hash's guess), with
-/// what they became (`None`: nothing to mask). A search reads the same history again and again;
-/// a lookup is a hash and a compare where the rules are two passes. Bounded: forgotten whole past
-/// [`SEEN_TEXTS`] texts or [`SEEN_BYTES`] bytes.
-#[derive(Default)]
-struct Seen {
-    texts: HashMap<Box<str>, Option<Box<str>>>,
-    bytes: usize,
-}
-
-const SEEN_TEXTS: usize = 100_000;
-const SEEN_BYTES: usize = 64 << 20;
-
 /// The vendored rules are the same for every redactor: compiled once per process (about 0.1 s).
 fn vendored() -> Result<&'static gitleaks::Gitleaks, PatternError> {
     static SET: OnceLock<Result<gitleaks::Gitleaks, String>> = OnceLock::new();
@@ -197,67 +187,90 @@ impl Redactor {
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
     pub fn spans(&self, text: &str) -> Vec<Span<'_>> {
+        let any = self.any_word.is_match(text);
+        let open = self.builtin.open(text.as_bytes(), any);
+        if !any && open == 0 && !self.builtin.has_custom() {
+            return Vec::new();
+        }
         let pool = || self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
         let mut scratch = pool().pop().unwrap_or_default();
-        let any = self.any_word.is_match(text);
         let mut found = Vec::new();
         self.gitleaks
             .find(text, any, &mut scratch.gitleaks, &mut found);
         self.builtin
-            .find(text, any, &mut scratch.builtin, &mut found);
+            .find(text, open, &mut scratch.builtin, &mut found);
         pool().push(scratch);
         merge(text, found)
     }
 
     /// [`Redactor::redact`], answered from the texts seen lately when `text` is one of them.
     pub fn redact_remembered<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self.remembered(text) {
+            Some(m) => Cow::Owned(m.text.to_string()),
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// Where [`Redactor::redact_remembered`] puts each mask, in `text` and in what it returns
+    /// (empty when it masks nothing); remembered alike.
+    pub fn masks_remembered(&self, text: &str) -> Vec<Mask> {
+        self.remembered(text)
+            .map(|m| m.masks.to_vec())
+            .unwrap_or_default()
+    }
+
+    /// `text` masked, from the texts seen lately or by the rules (then remembered); `None` when
+    /// there is nothing to mask.
+    fn remembered(&self, text: &str) -> Option<Arc<Masked>> {
         if text.is_empty() {
-            return Cow::Borrowed(text);
+            return None;
         }
-        let seen = |s: &Seen| s.texts.get(text).map(|m| m.as_deref().map(str::to_owned));
-        if let Some(known) = seen(&self.seen.lock().unwrap_or_else(PoisonError::into_inner)) {
-            return known.map_or(Cow::Borrowed(text), Cow::Owned);
+        let seen = || self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known) = seen().get(text) {
+            return known;
         }
-        let masked = self.redact(text);
-        let mut s = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let size = text.len()
-            + if let Cow::Owned(m) = &masked {
-                m.len()
-            } else {
-                0
-            };
-        if s.texts.len() >= SEEN_TEXTS || s.bytes + size > SEEN_BYTES {
-            *s = Seen::default();
-        }
-        s.bytes += size;
-        let kept = match &masked {
-            Cow::Owned(m) => Some(m.clone().into_boxed_str()),
-            Cow::Borrowed(_) => None,
-        };
-        s.texts.insert(text.into(), kept);
+        let masked = self.masked(text).map(Arc::new);
+        seen().insert(text, masked.clone());
         masked
     }
 
     /// `text` with each secret replaced by `[redacted:KIND]`; borrowed when there is none.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self.masked(text) {
+            Some(m) => Cow::Owned(m.text.into_string()),
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// `text` masked and where its masks sit, or `None` when it holds no secret.
+    fn masked(&self, text: &str) -> Option<Masked> {
         if text.is_empty() {
-            return Cow::Borrowed(text);
+            return None;
         }
         let spans = self.spans(text);
         if spans.is_empty() {
-            return Cow::Borrowed(text);
+            return None;
         }
         let mut out = String::with_capacity(text.len());
+        let mut masks = Vec::with_capacity(spans.len());
         let mut at = 0;
         for s in &spans {
             out.push_str(&text[at..s.start]);
+            let start = out.len();
             out.push_str("[redacted:");
             out.push_str(s.kind);
             out.push(']');
+            masks.push(Mask {
+                raw: s.start..s.end,
+                shown: start..out.len(),
+            });
             at = s.end;
         }
         out.push_str(&text[at..]);
-        Cow::Owned(out)
+        Some(Masked {
+            text: out.into(),
+            masks: masks.into(),
+        })
     }
 }
 

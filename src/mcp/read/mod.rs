@@ -11,6 +11,7 @@
 
 #[cfg(test)]
 mod coverage_tests;
+mod cut;
 pub mod image;
 mod query;
 mod redact;

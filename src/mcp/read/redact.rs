@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use super::cut::read_whole;
 use crate::backend::{Item, TabPage};
 use crate::clipboard::TabRef;
 use crate::mcp::ToolState;
@@ -18,9 +19,9 @@ pub(super) struct Masked {
     pub page: TabPage,
     /// Each item's version as the caller sees it (only when asked: see [`crate::mcp::mask::version`]).
     pub versions: Vec<String>,
-    /// A mask changed an item whose text or note the read cut short: the text past the cut may
-    /// have shifted into a preview, unmasked (a secret the cut split is not recognised). Such a
-    /// page is read again whole, masked, then cut.
+    /// A mask changed an item whose text or note the read cut short, so that its preview may
+    /// hold text from past the cut, unmasked (a secret the cut split is not recognised): see
+    /// [`read_whole`]. Such a page is read again whole, masked, then cut.
     pub cut_secret: bool,
 }
 
@@ -48,11 +49,12 @@ pub(super) fn mask_page(
         let raw = versions.then(|| it.clone());
         // A text derived from a source the read cut may have lost a secret's tail the same way.
         let derives = it.text.is_empty() && it.content.rich.is_some();
-        let cut = maybe_cut(&it.text, budget)
-            || maybe_cut(&it.note, budget)
-            || (derives && budget.is_some());
+        let unsure = |s: &str| {
+            maybe_cut(s, budget) && redactor.is_some_and(|r| !it.secret && read_whole(r, s))
+        };
+        let cut = unsure(&it.text) || unsure(&it.note);
         let changed = show(redactor, it);
-        cut_secret |= cut && changed;
+        cut_secret |= cut || (derives && budget.is_some() && changed);
         if let Some(raw) = raw {
             out.push(crate::mcp::mask::version(
                 &tools.version_key,
