@@ -7,6 +7,7 @@ mod content;
 mod data_file;
 mod durable;
 mod read;
+mod whole;
 mod write;
 
 use std::path::PathBuf;
