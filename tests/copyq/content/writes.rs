@@ -102,7 +102,14 @@ async fn a_deleted_screenshot_is_restored_byte_for_byte() {
             }],
         );
         let before = mimes_in(&tab);
-        let (gw, _) = session(backend).await;
+        // A data dir of its own: gateways of this process that share one, writing at once, can
+        // make SQLite fail ("disk I/O error"), each connection's locks undone by another's open.
+        let dir = copyq().dir().join(format!("gateway-deleted-{backend}"));
+        let gw = gateway_with(copyq(), |s| {
+            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
+            s.data_dir = dir.display().to_string();
+        })
+        .await;
         let w = client(&gw.url, &gw.write).await;
         let shown = tab.trim_start_matches("mcp/");
         ok(
