@@ -55,7 +55,15 @@ async fn a_subscription_ends_when_its_token_expires() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_ends_when_its_token_is_revoked() {
     copyq().seed(ENDING, &items(&["still here"])).expect("seed");
-    let gw = gateway_for(Sdk::PythonModern, BackendKind::Socket).await;
+    // A data dir of its own: the suite's other gateways, opening the shared one in this process,
+    // would leave this gateway's connection blind to the revocation (see above).
+    let dir = copyq().dir().join("gateway-revoked");
+    let gw = gateway_with(copyq(), |s| {
+        s.copyq.backend = BackendKind::Socket;
+        s.server.sessions = false;
+        s.data_dir = dir.display().to_string();
+    })
+    .await;
     let (issued, token, stderr) = owner(
         &gw,
         &[
