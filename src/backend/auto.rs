@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::{
-    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, Snapshot, SocketBackend,
+    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, Snapshot, SocketBackend, Whole,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +116,25 @@ impl AutoBackend {
         limit: usize,
     ) -> Result<Persisted, BackendError> {
         routed!(self, insert(tab, item, limit))
+    }
+
+    pub async fn insert_whole(
+        &self,
+        tab: &str,
+        item: &Item,
+        whole: &Whole,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        routed!(self, insert_whole(tab, item, whole, limit))
+    }
+
+    pub async fn every_format(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+    ) -> Result<Whole, BackendError> {
+        routed!(self, every_format(tab, row, expect))
     }
 
     pub async fn change(

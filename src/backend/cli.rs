@@ -16,6 +16,7 @@ use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage,
 mod content;
 mod process;
 mod reply;
+mod whole;
 
 use reply::Owed;
 

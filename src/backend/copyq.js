@@ -243,6 +243,13 @@
     return m;
   }
 
+  // An item's every format from [[mime, base64], ...] (a restore of a deleted screenshot).
+  function wholeItem(whole) {
+    var m = {};
+    whole.forEach(function (f) { m[f[0]] = fromBase64(f[1]); });
+    return m;
+  }
+
   function sameAs(data, it) {
     return s(data[MIME_TEXT]) === it.text && s(data[MIME_TAGS]) === it.tags.join(',')
         && s(data[MIME_NOTE]) === it.note;
@@ -279,7 +286,7 @@
     return durably([req.tab], function () {
       tab(req.tab);
       var before = size();
-      write(0, mimeItem(req.item));
+      write(0, req.whole ? wholeItem(req.whole) : mimeItem(req.item));
       // write protocol: verify
       checkLanded(req.tab);
       if (size() !== before + 1 || !sameAs(getItem(0), req.item)) throw new Error('insert was not applied');
@@ -317,6 +324,18 @@
       removeRow(req.row, size(), 'remove');
       return { count: size() };
     });
+  }
+
+  // Every format of a row that still holds `expect`, as [[mime, base64], ...]: what a delete's
+  // audit entry keeps. Changes nothing.
+  function whole(req) {
+    var data = checkRow(req.tab, req.row, req.expect);
+    var formats = [];
+    for (var mime in data) {
+      var a = byteArray(data[mime]);
+      formats.push([mime, toBase64(a !== null ? a : data[mime])]);
+    }
+    return { whole: formats };
   }
 
   // Target first, checked, then the source: whatever fails, the item is in at least one tab.
@@ -368,7 +387,7 @@
   }
 
   var ops = { read: read, format: format, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
-              move: moveItem, create_tab: createTab, remove_tabs: removeTabs };
+              move: moveItem, whole: whole, create_tab: createTab, remove_tabs: removeTabs };
 
   var reply;
   try {

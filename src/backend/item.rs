@@ -49,6 +49,25 @@ impl Item {
     }
 }
 
+/// Every format of a row as CopyQ holds it, `(MIME type, bytes)`: what a delete's audit entry keeps
+/// of an item holding more than text, tags and note (a screenshot), so a restore puts back the
+/// item CopyQ had, not only its text.
+pub type Whole = Vec<(String, Vec<u8>)>;
+
+/// The formats an [`Item`] carries: a [`Whole`] holding others carries more than the item.
+pub const ITEM_MIMES: [&str; 3] = [
+    super::protocol::MIME_TEXT,
+    super::protocol::MIME_TAGS,
+    super::protocol::MIME_NOTE,
+];
+
+/// Whether `whole` holds a format an [`Item`] does not carry.
+pub fn holds_more(whole: &Whole) -> bool {
+    whole
+        .iter()
+        .any(|(mime, _)| !ITEM_MIMES.contains(&mime.as_str()))
+}
+
 /// CopyQ stores tags as one comma-joined string; it drops empty parts and does not trim.
 pub fn split_tags(raw: &str) -> Vec<String> {
     raw.split(',')

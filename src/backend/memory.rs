@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, TabSelector};
+use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, TabSelector, Whole};
 
 /// Tabs in CopyQ order, each a list of items with row 0 first.
 type Tabs = Vec<(String, Vec<Item>)>;
@@ -122,6 +122,45 @@ impl MemoryBackend {
         }
         items.insert(0, item.clone());
         Ok(Persisted::Memory)
+    }
+
+    /// The in-memory backend holds text, tags and notes only: `whole` adds nothing to `item`.
+    pub fn insert_whole(
+        &self,
+        tab: &str,
+        item: &Item,
+        _whole: &Whole,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        self.insert(tab, item, limit)
+    }
+
+    /// The formats CopyQ would hold for the row: its text, and its tags and note when it has them.
+    pub fn every_format(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+    ) -> Result<Whole, BackendError> {
+        let mut tabs = self.lock();
+        let item = checked_row(&mut tabs, tab, row, expect)?;
+        let mut whole = vec![(
+            super::protocol::MIME_TEXT.to_owned(),
+            item.text.clone().into_bytes(),
+        )];
+        if !item.tags.is_empty() {
+            whole.push((
+                super::protocol::MIME_TAGS.to_owned(),
+                item.tags.join(",").into_bytes(),
+            ));
+        }
+        if item.has_note() {
+            whole.push((
+                super::protocol::MIME_NOTE.to_owned(),
+                item.note.clone().into_bytes(),
+            ));
+        }
+        Ok(whole)
     }
 
     pub fn change(

@@ -21,8 +21,8 @@ use serde::Serialize;
 pub use auto::AutoBackend;
 pub use cli::{CliBackend, CliConfig};
 pub use error::{BackendError, Made};
-pub use item::Item;
 pub(crate) use item::split_tags;
+pub use item::{Item, Whole, holds_more};
 pub use memory::MemoryBackend;
 pub use socket::backend::{SocketBackend, SocketConfig};
 
@@ -172,6 +172,29 @@ impl Backend {
         limit: usize,
     ) -> Result<Persisted, BackendError> {
         dispatch!(self, insert(tab, item, limit))
+    }
+
+    /// Insert at row 0 of `tab` the item whose every format is `whole` (`item` is its text, tags
+    /// and note, to verify it landed): a restore of a deleted screenshot. As [`Backend::insert`].
+    pub async fn insert_whole(
+        &self,
+        tab: &str,
+        item: &Item,
+        whole: &Whole,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
+        dispatch!(self, insert_whole(tab, item, whole, limit))
+    }
+
+    /// Every format of `row` of `tab`, if it still holds `expect` (refused as a write's check
+    /// is: no tab, no row, a conflict). Changes nothing.
+    pub async fn every_format(
+        &self,
+        tab: &str,
+        row: usize,
+        expect: &Item,
+    ) -> Result<Whole, BackendError> {
+        dispatch!(self, every_format(tab, row, expect))
     }
 
     /// Replace the text, tags and note of `row`, if it still holds `expect`.

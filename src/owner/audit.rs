@@ -95,16 +95,23 @@ pub async fn restore(settings: &Settings, id: i64) -> Result<(), String> {
         );
         return Ok(());
     }
+    let kept = store.audit_kept(id).map_err(|e| e.to_string())?;
     let mut restored = 0;
+    let mut position = 0;
     for (tab, items) in &entry.previous {
         if items.is_empty() {
             backend.create_tab(tab).await.map_err(|e| e.to_string())?;
         }
-        for item in items.iter().rev() {
-            backend
-                .insert(tab, item, limit)
-                .await
-                .map_err(|e| format!("restoring into {tab}: {e}"))?;
+        let first = position;
+        position += items.len();
+        for (at, item) in items.iter().enumerate().rev() {
+            // An item the entry keeps whole (a screenshot) goes back with every format it had.
+            let whole = kept.iter().find(|(i, _)| *i == first + at).map(|(_, w)| w);
+            let put = match whole {
+                Some(whole) => backend.insert_whole(tab, item, whole, limit).await,
+                None => backend.insert(tab, item, limit).await,
+            };
+            put.map_err(|e| format!("restoring into {tab}: {e}"))?;
             restored += 1;
         }
     }

@@ -7,6 +7,7 @@
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
+pub use super::audit_whole::Kept;
 use super::{Result, Store, StoreError, now};
 use crate::backend::Item;
 
@@ -39,21 +40,32 @@ pub const DONE: &str = "done";
 
 /// What an entry weighs against `audit.max_bytes`: the bytes of its columns (octet_length reads
 /// only the record header, not the text), and a little for the rest of the row.
+/// The formats an entry keeps beside it ([`Kept`]) count too.
 const ENTRY_BYTES: &str = "octet_length(previous) + octet_length(detail) + octet_length(note) \
-     + octet_length(subject) + octet_length(tab) + COALESCE(octet_length(to_tab), 0) + 64";
+     + octet_length(subject) + octet_length(tab) + COALESCE(octet_length(to_tab), 0) + 64 \
+     + (SELECT COALESCE(SUM(octet_length(data)), 0) FROM audit_whole WHERE entry = audit.id)";
 
 impl Store {
     pub fn record_audit(&self, e: &AuditEntry) -> Result<i64> {
+        self.record_audit_kept(e, &[])
+    }
+
+    /// [`Store::record_audit`] of a write whose entry keeps every format of some of the items it
+    /// replaced (see [`Kept`]), recorded with it in one transaction.
+    pub fn record_audit_kept(&self, e: &AuditEntry, kept: &Kept) -> Result<i64> {
         let previous = serde_json::to_string(&e.previous)
             .map_err(|err| StoreError::Invalid(err.to_string()))?;
         let conn = self.conn();
-        conn.execute(
+        let tx = conn.unchecked_transaction().map_err(|err| self.err(err))?;
+        tx.execute(
             "INSERT INTO audit (at, subject, role, mode, tab, to_tab, idx, detail, previous, outcome, note) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![now(), e.subject, e.role, e.mode, e.tab, e.to_tab, e.index, e.detail, previous, e.outcome, e.note],
         )
         .map_err(|err| self.err(err))?;
-        let id = conn.last_insert_rowid();
+        let id = tx.last_insert_rowid();
+        super::audit_whole::insert(&tx, id, kept).map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))?;
         let max = self
             .audit_max_bytes
             .load(std::sync::atomic::Ordering::Relaxed);

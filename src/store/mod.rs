@@ -4,6 +4,7 @@
 //! which may run in other processes (WAL mode, busy timeout).
 
 mod audit;
+mod audit_whole;
 mod clients;
 mod grants;
 mod retention;
@@ -19,7 +20,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-pub use audit::{AuditEntry, DONE};
+pub use audit::{AuditEntry, DONE, Kept};
 pub use clients::{ClientInfo, NewClient};
 pub use grants::{CodeRecord, GrantInfo, LiveGrant, Taken};
 pub use retention::Pruned;
@@ -43,6 +44,11 @@ CREATE TABLE IF NOT EXISTS audit (
   id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, subject TEXT NOT NULL, role TEXT NOT NULL,
   mode TEXT NOT NULL, tab TEXT NOT NULL, to_tab TEXT, idx INTEGER, detail TEXT NOT NULL, previous TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
+CREATE TABLE IF NOT EXISTS audit_whole (
+  entry INTEGER NOT NULL, item INTEGER NOT NULL, mime TEXT NOT NULL, data BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_whole_entry ON audit_whole (entry);
+CREATE TRIGGER IF NOT EXISTS audit_whole_pruned AFTER DELETE ON audit
+  BEGIN DELETE FROM audit_whole WHERE entry = old.id; END;
 CREATE TABLE IF NOT EXISTS tokens (
   jti TEXT PRIMARY KEY, subject TEXT NOT NULL, role TEXT NOT NULL, grant_id TEXT, created INTEGER NOT NULL,
   expires INTEGER, revoked INTEGER NOT NULL DEFAULT 0, tabs TEXT);

@@ -15,7 +15,8 @@ end-to-end tests (run it with target/clients/py2/bin/python).
         URI?index=0 .. URI?index=COUNT-1 in one session, stopping at the first refusal
     ... watch URI
         prints {"watching": URI} once the subscription holds (resources/subscribe, or with
-        --modern subscriptions/listen), then {"updated": URI} for the first change of URI.
+        --modern subscriptions/listen), then {"updated": URI} for the first change of URI, or
+        (--modern) {"ended": URI} when the server closes the subscription first.
     a JSON-RPC error: {"protocolError": "<message>", "code": <int>}   (exit 0)
 
 `--modern` skips `initialize` and negotiates 2026-07-28 with `server/discover`. One JSON line per
@@ -75,6 +76,8 @@ async def watch_modern(session: ClientSession, uri: str) -> None:
             if isinstance(event, ResourceUpdated) and event.uri == uri:
                 emit({"updated": uri})
                 return
+    # The server closed the subscription gracefully (its token expired or was revoked).
+    emit({"ended": uri})
 
 
 async def command(session: ClientSession, args, updates) -> dict | None:

@@ -9,6 +9,8 @@ use copyq_mcp::auth::Role;
 use copyq_mcp::config::BackendKind;
 use serde_json::{Value, json};
 
+mod ending;
+
 /// This suite's own private CopyQ, started on first use.
 fn copyq() -> &'static PrivateCopyq {
     static COPYQ: std::sync::OnceLock<PrivateCopyq> = std::sync::OnceLock::new();

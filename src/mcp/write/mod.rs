@@ -27,7 +27,7 @@ use crate::auth::Principal;
 use crate::backend::{BackendError, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 use plan::{Plan, plan, tab_full};
-use record::audit_entry;
+use record::{audit_entry, kept};
 use render::{Done, ok, preview_masked};
 
 /// The `mcp_write` tool. Every execution is in the audit log: recorded before the write (no
@@ -73,7 +73,7 @@ async fn execute_audited(
     principal: &Principal,
 ) -> Result<String, ToolError> {
     let audit_id = match &tools.audit {
-        Some(store) => Some(store.record_audit(&audit_entry(plan, principal)).map_err(|e| {
+        Some(store) => Some(store.record_audit_kept(&audit_entry(plan, principal), &kept(&tools.backend, plan).await?).map_err(|e| {
             tracing::error!(error = %e, "audit log unavailable; write refused");
             ToolError::CopyQ("The gateway's audit log is unavailable, so no write is allowed; nothing was changed".into())
         })?),

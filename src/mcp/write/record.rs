@@ -1,8 +1,9 @@
 //! What the audit log keeps of a write: sizes, never the new content, and what it replaced.
 
+use super::ToolError;
 use super::plan::Plan;
 use crate::auth::Principal;
-use crate::backend::Item;
+use crate::backend::{Backend, Item, Whole, holds_more};
 use crate::store::AuditEntry;
 
 /// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
@@ -22,6 +23,24 @@ pub(super) fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
         outcome: crate::store::DONE.into(),
         note: String::new(),
     }
+}
+
+/// Every format of the item a delete removes, when it holds more than text, tags and note (a
+/// screenshot, an HTML copy, a file list): its audit entry keeps them, so that a restore puts the
+/// item back as CopyQ held it. Read with the delete's own check of the row, so a row changed
+/// since the plan is refused before anything is recorded. Costs a delete one more call to CopyQ.
+pub(super) async fn kept(backend: &Backend, plan: &Plan) -> Result<Vec<(usize, Whole)>, ToolError> {
+    let Plan::Delete { tab, index, item } = plan else {
+        return Ok(Vec::new());
+    };
+    let whole = backend
+        .every_format(&tab.full, *index, item)
+        .await
+        .map_err(|e| super::refused(e, tab, tab, *index))?;
+    Ok(match holds_more(&whole) {
+        true => vec![(0, whole)],
+        false => Vec::new(),
+    })
 }
 
 /// An item's sizes, the only trace of new content the log keeps.

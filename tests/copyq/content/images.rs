@@ -178,3 +178,51 @@ async fn the_python_sdk_receives_the_image() {
         assert_eq!(B64.decode(data).ok().as_ref(), Some(shot), "{venv}");
     }
 }
+
+/// Whether a file CopyQ keeps item data in (`.../items/...`) holds exactly `bytes`.
+fn in_a_data_file(dir: &std::path::Path, bytes: &[u8]) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            return in_a_data_file(&path, bytes);
+        }
+        path.components().any(|c| c.as_os_str() == "items")
+            && std::fs::read(&path).is_ok_and(|b| b == bytes)
+    })
+}
+
+/// Issue 21, item 7: on CopyQ 8.0+ (tests/run.sh runs this suite in the 9.0, 10.0 and 17.0
+/// chroots) a screenshot saved and loaded again is a `DataFile`, which the socket sends as a path:
+/// `item` reads it back through CopyQ byte for byte, on both backends. On 6.4 the same test reads
+/// the bytes CopyQ holds in memory.
+#[tokio::test]
+async fn a_screenshot_kept_in_a_data_file_is_read_back_whole() {
+    let shot = &media()[0].formats[0].1;
+    let tab = "mcp/workspace/shot-in-a-file";
+    let c = seeded();
+    super::seed(c, tab, &media()[..1]);
+    c.eval(&format!("unload('{tab}')"), b"").expect("unload");
+    let version = c.eval("print(version())", b"").expect("version()");
+    let major: u32 = version
+        .split_whitespace()
+        .filter_map(|w| w.trim_start_matches('v').split('.').next()?.parse().ok())
+        .next()
+        .unwrap_or_else(|| panic!("no version in {version:?}"));
+    assert_eq!(
+        in_a_data_file(c.dir(), shot),
+        major >= 8,
+        "CopyQ {major}: kept in a file from 8.0 on"
+    );
+    for backend in ["socket", "cli"] {
+        let (_gw, client) = session(backend, |_| {}).await;
+        let (_, images) = item(&client, "workspace/shot-in-a-file", 0, "mcp").await;
+        assert_eq!(
+            images,
+            vec![("image/png".to_owned(), shot.clone())],
+            "{backend} on CopyQ {major}"
+        );
+    }
+}

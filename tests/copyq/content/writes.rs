@@ -58,3 +58,79 @@ async fn update_and_move_keep_the_image() {
         );
     }
 }
+
+/// The formats row 0 of `tab` holds in CopyQ, sorted.
+fn mimes_in(tab: &str) -> Vec<String> {
+    let script = format!("tab('{tab}'); print(JSON.stringify(Object.keys(getItem(0)).sort()))");
+    let out = copyq().eval(&script, b"").expect("read back");
+    serde_json::from_str(out.trim()).expect("a JSON list")
+}
+
+/// `copyq-mcp audit restore ID` on `gw`'s data dir, through `backend`.
+fn restore(gw: &Gateway, backend: &str, id: i64) {
+    let c = &gw.settings.copyq;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
+        .args(["audit", "restore", &id.to_string(), "--data-dir"])
+        .arg(gw.settings.data_dir())
+        .env("COPYQ_MCP__COPYQ__BACKEND", backend)
+        .env("COPYQ_MCP__COPYQ__SESSION", &c.session)
+        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", &c.settings_path)
+        .env("COPYQ_MCP__COPYQ__COMMAND", &c.command)
+        .env("COPYQ_MCP__COPYQ__SOCKET", &c.socket)
+        .output()
+        .expect("run copyq-mcp");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A deleted screenshot comes back whole (issue 21, item 6): its audit entry keeps every format
+/// the item had, and the owner's restore puts them all back, the PNG byte for byte and no format
+/// added (an image item has no plain text), on both backends.
+#[tokio::test]
+async fn a_deleted_screenshot_is_restored_byte_for_byte() {
+    let shot = &media()[0];
+    for backend in ["socket", "cli"] {
+        let tab = format!("mcp/workspace/shot-deleted-{backend}");
+        seed(
+            copyq(),
+            &tab,
+            &[Seeded {
+                formats: shot.formats.clone(),
+            }],
+        );
+        let before = mimes_in(&tab);
+        // A data dir of its own: gateways of this process that share one, writing at once, can
+        // make SQLite fail ("disk I/O error"), each connection's locks undone by another's open.
+        let dir = copyq().dir().join(format!("gateway-deleted-{backend}"));
+        let gw = gateway_with(copyq(), |s| {
+            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
+            s.data_dir = dir.display().to_string();
+        })
+        .await;
+        let w = client(&gw.url, &gw.write).await;
+        let shown = tab.trim_start_matches("mcp/");
+        ok(
+            &w,
+            "mcp_write",
+            json!({"mode": "delete", "tab": shown, "index": 0}),
+        )
+        .await;
+        assert!(tab_texts(copyq(), &tab).is_empty(), "{backend}: deleted");
+        let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
+        let entries = store.audit_since(0, 10_000).expect("audit");
+        let deleted = entries
+            .iter()
+            .find(|e| e.mode == "delete" && e.tab == tab)
+            .unwrap_or_else(|| panic!("{backend}: no delete entry in {entries:?}"));
+        restore(&gw, backend, deleted.id);
+        assert_eq!(png_in(&tab, 0), shot.formats[0].1, "{backend}: the PNG");
+        assert_eq!(
+            mimes_in(&tab),
+            before,
+            "{backend}: every format, none added"
+        );
+    }
+}

@@ -8,6 +8,7 @@ mod data_file;
 mod durable;
 mod read;
 mod rows;
+mod whole;
 mod write;
 
 use std::path::PathBuf;

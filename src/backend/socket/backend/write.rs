@@ -52,7 +52,12 @@ impl SocketBackend {
 
     /// The full data of `r` in `tab` (every format's content), if it still holds `expect`.
     /// (write protocol: check)
-    async fn check_row(&self, tab: &str, r: usize, expect: &Item) -> Result<Map, BackendError> {
+    pub(super) async fn check_row(
+        &self,
+        tab: &str,
+        r: usize,
+        expect: &Item,
+    ) -> Result<Map, BackendError> {
         if !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
         }
@@ -145,6 +150,17 @@ impl SocketBackend {
         item: &Item,
         limit: usize,
     ) -> Result<Persisted, BackendError> {
+        self.insert_data(tab, map_of(item), item, limit).await
+    }
+
+    /// [`Self::insert`] of `data`, the formats of the item whose text, tags and note are `item`.
+    pub(super) async fn insert_data(
+        &self,
+        tab: &str,
+        data: Map,
+        item: &Item,
+        limit: usize,
+    ) -> Result<Persisted, BackendError> {
         self.settle_owed().await?;
         let existed = self.exists(tab).await?;
         let (before, pinned) = match existed {
@@ -155,7 +171,7 @@ impl SocketBackend {
             created: !existed,
             pinned,
         };
-        let body = || self.insert_verified(tab, map_of(item), item, before);
+        let body = || self.insert_verified(tab, data, item, before);
         Ok(self.durably_from(&[tab], state, body).await?.1)
     }
 
