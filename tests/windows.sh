@@ -54,7 +54,7 @@ mountpoint -q "$CHROOT/dev" || mount --bind /dev "$CHROOT/dev"
 mountpoint -q "$CHROOT/src/copyq-mcp" || mount --bind "$REPO" "$CHROOT/src/copyq-mcp"
 cleanup() {
     [[ -n ${GATEWAY_PID:-} ]] && kill "$GATEWAY_PID" 2>/dev/null || true
-    in_chroot wineserver -k 2>/dev/null || true
+    in_chroot /usr/lib/x86_64-linux-gnu/wine/wineserver -k 2>/dev/null || true
     umount "$CHROOT/src/copyq-mcp" 2>/dev/null || true
     rm -f "$INSTALL_LOG" "$INSTALL_LOG.constraints"
 }
