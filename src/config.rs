@@ -181,17 +181,13 @@ impl Settings {
         Ok(())
     }
 
-    /// The data dir: configured, else `$XDG_DATA_HOME/copyq-mcp`, else `~/.local/share/copyq-mcp`.
+    /// The data dir: configured, else `$XDG_DATA_HOME/copyq-mcp`, else `~/.local/share/copyq-mcp`
+    /// (Windows: `%LOCALAPPDATA%\copyq-mcp`; see [`crate::dirs`]).
     pub fn data_dir(&self) -> PathBuf {
         if !self.data_dir.is_empty() {
             return PathBuf::from(&self.data_dir);
         }
-        let base = std::env::var_os("XDG_DATA_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-            .unwrap_or_else(|| PathBuf::from("."));
-        base.join("copyq-mcp")
+        crate::dirs::data_base(|name| std::env::var_os(name)).join("copyq-mcp")
     }
 
     pub fn signing_key_path(&self) -> PathBuf {

@@ -13,8 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
+use crate::spawn::OwnGroup;
 
 use tempfile::TempDir;
 
@@ -89,10 +88,7 @@ fn sandbox_dir() -> io::Result<TempDir> {
     for sub in ["config", "data", "run", "cache", "gateway"] {
         std::fs::create_dir_all(dir.path().join(sub))?;
     }
-    std::fs::set_permissions(
-        dir.path().join("run"),
-        std::fs::Permissions::from_mode(0o700),
-    )?;
+    crate::private::set_mode(&dir.path().join("run"), 0o700)?;
     Command::new("sh")
         .args(["-c", WATCHDOG, "copyq-mcp-watchdog"])
         .arg(std::process::id().to_string())
@@ -100,7 +96,7 @@ fn sandbox_dir() -> io::Result<TempDir> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(0)
+        .own_group()
         .spawn()?;
     Ok(dir)
 }
@@ -119,7 +115,7 @@ fn start_xvfb(chroot: Option<&Path>, dir: &Path) -> io::Result<(Child, String)> 
             "tcp",
         ])
         .stdin(Stdio::null())
-        .process_group(0)
+        .own_group()
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -183,7 +179,7 @@ impl PrivateCopyq {
         );
         let path = self.cli_command();
         std::fs::write(&path, script)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        crate::private::set_mode(&path, 0o755)
     }
 
     /// Start the server from `chroot` (or the host) from the next [`Self::start_server`] on: the

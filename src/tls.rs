@@ -44,15 +44,10 @@ pub async fn load(files: &TlsFiles) -> std::io::Result<RustlsConfig> {
 /// logged and the current one kept.
 pub(crate) fn watch(config: RustlsConfig, files: TlsFiles, stop: CancellationToken) {
     tokio::spawn(async move {
-        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        let mut hup = crate::shutdown::Hangup::new();
         let mut seen = modified(&files);
         loop {
-            let hup_fired = async {
-                match hup.as_mut() {
-                    Some(s) => s.recv().await.is_some(),
-                    None => std::future::pending().await,
-                }
-            };
+            let hup_fired = hup.recv();
             let reason = tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = hup_fired => "SIGHUP",
@@ -120,7 +115,6 @@ pub(crate) fn machine_names() -> Vec<String> {
 /// A self-signed certificate for `names` (DNS names or IP addresses), written into `dir` as
 /// `cert.pem` and `key.pem` (mode 0600).
 pub fn generate(names: &[String], dir: &Path) -> Result<Generated, String> {
-    use std::os::unix::fs::PermissionsExt;
     let key_pair = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
     let mut params = rcgen::CertificateParams::new(names.to_vec()).map_err(|e| e.to_string())?;
     params
@@ -134,8 +128,7 @@ pub fn generate(names: &[String], dir: &Path) -> Result<Generated, String> {
     let write = |path: &Path, text: &str, mode: u32| -> Result<(), String> {
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| e.to_string())?;
+        crate::private::set_mode(&tmp, mode).map_err(|e| e.to_string())?;
         std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
     };
     write(&key_path, &key_pair.serialize_pem(), 0o600)?;
@@ -173,7 +166,9 @@ mod tests {
             dir.path(),
         )
         .unwrap();
+        #[cfg(unix)]
         use std::os::unix::fs::PermissionsExt;
+        #[cfg(unix)]
         assert_eq!(
             std::fs::metadata(&g.key).unwrap().permissions().mode() & 0o777,
             0o600

@@ -114,7 +114,7 @@ fn cli_backend(settings: &Settings) -> CliBackend {
     let c = &settings.copyq;
     let non_empty = |s: &String| (!s.is_empty()).then(|| s.clone());
     CliBackend::new(CliConfig {
-        command: PathBuf::from(&c.command),
+        command: crate::backend::cli_program(&c.command),
         session: non_empty(&c.session),
         settings_path: non_empty(&c.settings_path).map(PathBuf::from),
         timeout: settings.copyq_timeout(),

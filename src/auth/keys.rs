@@ -1,9 +1,8 @@
 //! The HS256 signing key: read from config or a file, or generated into the data dir on first use
 //! with mode 0600. Its `Debug` never shows it.
 
-use std::fs::{self, DirBuilder};
+use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
 use base64::Engine;
@@ -56,9 +55,8 @@ pub fn load_or_create_key(path: &Path) -> io::Result<Vec<u8>> {
     let origin = path.display().to_string();
     match fs::read_to_string(path) {
         Ok(text) => {
-            let mode = fs::metadata(path)?.permissions().mode();
-            if mode & 0o077 != 0 {
-                tracing::warn!(path = %origin, mode = format!("{:o}", mode & 0o777), "signing key is readable by others; chmod 600 it");
+            if let Some(mode) = crate::private::loose_mode(&fs::metadata(path)?) {
+                tracing::warn!(path = %origin, mode = format!("{mode:o}"), "signing key is readable by others; chmod 600 it");
             }
             return decode(&text, &origin);
         }
@@ -66,7 +64,7 @@ pub fn load_or_create_key(path: &Path) -> io::Result<Vec<u8>> {
         Err(_) => {}
     }
     if let Some(dir) = path.parent() {
-        DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        crate::private::mkdir(dir)?;
     }
     let mut key = vec![0u8; MIN_KEY_BYTES];
     getrandom::fill(&mut key).map_err(|e| io::Error::other(e.to_string()))?;
@@ -76,8 +74,7 @@ pub fn load_or_create_key(path: &Path) -> io::Result<Vec<u8>> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".signing-key")
         .tempfile_in(dir)?;
-    tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(0o600))?;
+    crate::private::set_mode(tmp.path(), 0o600)?;
     tmp.write_all(STANDARD.encode(&key).as_bytes())?;
     tmp.as_file().sync_all()?;
     match tmp.persist_noclobber(path) {
@@ -119,10 +116,15 @@ mod tests {
         let b = load_or_create_key(&path).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.len(), MIN_KEY_BYTES);
+        // Modes are Unix's; on Windows the key inherits the data dir's ACL (private.rs).
+        #[cfg(unix)]
+        use std::os::unix::fs::PermissionsExt;
+        #[cfg(unix)]
         assert_eq!(
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
         );
+        #[cfg(unix)]
         assert_eq!(
             fs::metadata(path.parent().unwrap())
                 .unwrap()

@@ -188,6 +188,6 @@ impl AutoBackend {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "auto_tests.rs"]
 mod tests;

@@ -14,6 +14,7 @@ use super::socket::path::SocketEnv;
 use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
 
 mod content;
+pub(crate) mod exe;
 mod process;
 mod reply;
 mod whole;

@@ -19,6 +19,7 @@ pub mod socket;
 use serde::Serialize;
 
 pub use auto::AutoBackend;
+pub(crate) use cli::exe::resolve as cli_program;
 pub use cli::{CliBackend, CliConfig};
 pub use error::{BackendError, Made};
 pub(crate) use item::split_tags;

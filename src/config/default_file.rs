@@ -1,5 +1,6 @@
 //! The config file every subcommand reads without being told: `$XDG_CONFIG_HOME/copyq-mcp/config.toml`
-//! (`~/.config/copyq-mcp/config.toml` when that is unset), so that `token issue`, `serve` and the
+//! (`~/.config/copyq-mcp/config.toml` when that is unset; `%APPDATA%\copyq-mcp\config.toml` on
+//! Windows, see [`crate::dirs`]), so that `token issue`, `serve` and the
 //! systemd unit all see the same data dir. A missing file is fine; one that cannot be read or
 //! parsed stops the command, naming it, rather than being skipped in silence.
 
@@ -18,10 +19,7 @@ pub fn path() -> Option<PathBuf> {
 
 /// As [`path`], reading variables through `lookup`.
 fn path_from(lookup: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |name| lookup(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    set("XDG_CONFIG_HOME")
-        .or_else(|| set("HOME").map(|home| home.join(".config")))
-        .map(|base| base.join("copyq-mcp").join("config.toml"))
+    crate::dirs::config_base(lookup).map(|base| base.join("copyq-mcp").join("config.toml"))
 }
 
 /// `path` if a file is there; `None` if nothing is; an error naming it if it cannot be looked at.
@@ -62,6 +60,7 @@ mod tests {
     use super::*;
     use crate::config::{Overrides, Settings};
 
+    #[cfg(unix)]
     #[test]
     fn the_default_file_follows_xdg() {
         let env = |pairs: &'static [(&str, &str)]| {

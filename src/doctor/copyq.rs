@@ -43,7 +43,15 @@ fn find_command(command: &str) -> Option<PathBuf> {
     })
 }
 
+/// Sessions whose CopyQ server listens under `root` (a socket that accepts a connection). None on
+/// Windows, where the servers are pipes that are not under the settings dir.
+#[cfg(windows)]
+fn live_sessions(_root: &Path) -> Vec<(String, PathBuf)> {
+    Vec::new()
+}
+
 /// Sessions whose CopyQ server listens under `root` (a socket that accepts a connection).
+#[cfg(unix)]
 fn live_sessions(root: &Path) -> Vec<(String, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(root) else {
         return Vec::new();

@@ -2,9 +2,10 @@
 //! would, or stopped as a user would.
 
 use std::io;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::spawn::OwnGroup;
 
 use super::{PrivateCopyq, READY_TIMEOUT, missing_tool, record_group};
 
@@ -17,7 +18,7 @@ impl PrivateCopyq {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
-            .process_group(0)
+            .own_group()
             .spawn()
             .map_err(|e| missing_tool("copyq", e))?;
         record_group(self.dir.path(), child.id())?;

@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::{Instant, timeout_at};
 
 use super::conn::{CloseReason, Reply, Shared, read_loop, write_loop};
 use super::frame::encode_call_in;
+use super::transport;
 use super::value::{Call, Dialect, Value};
 use super::{EncodeError, MAX_FRAME_LEN, SocketError};
 
@@ -52,11 +52,11 @@ impl Client {
             path: path.to_owned(),
             source,
         };
-        let stream = tokio::time::timeout(options.timeout, UnixStream::connect(path))
+        let stream = tokio::time::timeout(options.timeout, transport::connect(path))
             .await
             .map_err(|_| connect_error(std::io::ErrorKind::TimedOut.into()))?
             .map_err(connect_error)?;
-        let (read, write) = stream.into_split();
+        let (read, write) = transport::split(stream);
         let shared = Arc::new(Shared::default());
         let (outgoing, queue) = mpsc::unbounded_channel();
         let reader = tokio::spawn(read_loop(read, shared.clone(), options.max_frame_len));
@@ -170,6 +170,6 @@ impl std::fmt::Debug for Client {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "client_tests.rs"]
 mod tests;

@@ -4,7 +4,8 @@
 //! - [`value`]: the `QVariant` subset ([`Value`]) and a slot [`Call`];
 //! - [`encode`], [`decode`], [`frame`]: Qt 5 `QDataStream` bytes, frames and messages, hardened
 //!   against hostile input (lengths checked before allocating, [`MAX_FRAME_LEN`], [`MAX_DEPTH`]);
-//! - [`client`]: an async [`Client`] over a Unix socket, pipelining calls with timeouts;
+//! - [`client`]: an async [`Client`] over a Unix socket (a named pipe on Windows: `transport`),
+//!   pipelining calls with timeouts;
 //! - [`slots`]: constructors for the server slots the gateway uses;
 //! - [`path`]: where the socket is, computed the way the `copyq` client does;
 //! - [`probe`]: whether the server speaks the layout this client knows;
@@ -35,6 +36,7 @@ pub(crate) mod frame;
 pub mod path;
 pub mod probe;
 pub mod slots;
+mod transport;
 pub mod value;
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Where a CopyQ server's socket is, computed as CopyQ 6.4 does (`clipboardServerName()`):
 //! `<settings dir>/copyq[-SESSION]/.copyq[-SESSION]_s`, the settings dir being
 //! `$COPYQ_SETTINGS_PATH`, else `$XDG_CONFIG_HOME`, else `~/.config` (empty values count as unset).
+//! On Windows it is a named pipe instead, `\\.\pipe\copyq[-SESSION]_USERNAME_s` ([`pipe_name`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -32,6 +33,8 @@ pub struct SocketEnv {
     pub home: Option<PathBuf>,
     /// `COPYQ_SESSION_NAME`; empty or `None` is the default session.
     pub session: Option<String>,
+    /// `USERNAME`: part of the pipe's name on Windows (unused elsewhere).
+    pub user: Option<String>,
 }
 
 fn non_empty(value: Option<OsString>) -> Option<OsString> {
@@ -53,6 +56,7 @@ impl SocketEnv {
             home: path("HOME"),
             session: non_empty(lookup("COPYQ_SESSION_NAME"))
                 .map(|s| s.to_string_lossy().into_owned()),
+            user: non_empty(lookup("USERNAME")).map(|s| s.to_string_lossy().into_owned()),
         }
     }
 
@@ -67,14 +71,22 @@ impl SocketEnv {
     }
 
     /// The server's socket path.
+    #[cfg(not(windows))]
     pub fn socket_path(&self) -> Result<PathBuf, SocketPathError> {
         let session = self.session.as_deref().unwrap_or_default();
         socket_path(self.settings_root()?, session)
     }
+
+    /// The server's pipe (Windows): it does not depend on the settings directory.
+    #[cfg(windows)]
+    pub fn socket_path(&self) -> Result<PathBuf, SocketPathError> {
+        let session = self.session.as_deref().unwrap_or_default();
+        pipe_name(session, self.user.as_deref().unwrap_or_default())
+    }
 }
 
-/// `root/copyq[-session]/.copyq[-session]_s`; an empty `session` is the default one.
-pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, SocketPathError> {
+/// `copyq` or `copyq-SESSION`, or the error for a session name CopyQ would refuse.
+fn app_name(session: &str) -> Result<String, SocketPathError> {
     let valid = session.chars().count() <= 16
         && session
             .chars()
@@ -82,11 +94,26 @@ pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, S
     if !valid {
         return Err(SocketPathError::BadSession(session.to_owned()));
     }
-    let app = if session.is_empty() {
+    Ok(if session.is_empty() {
         "copyq".to_owned()
     } else {
         format!("copyq-{session}")
-    };
+    })
+}
+
+/// The Windows server's pipe: CopyQ names it `copyq[-SESSION]_%USERNAME%_s` when not on Unix
+/// (hluk/CopyQ, src/common/client_server.cpp, `clipboardServerName()`), and Qt's `QLocalSocket`
+/// and `QLocalServer` on Windows open a name that is not already a pipe path as
+/// `\\.\pipe\NAME` (qtbase, src/network/socket/qlocalsocket_win.cpp, `connectToServer()`;
+/// qlocalserver_win.cpp, `listen()`).
+pub fn pipe_name(session: &str, user: &str) -> Result<PathBuf, SocketPathError> {
+    let app = app_name(session)?;
+    Ok(PathBuf::from(format!(r"\\.\pipe\{app}_{user}_s")))
+}
+
+/// `root/copyq[-session]/.copyq[-session]_s`; an empty `session` is the default one.
+pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, SocketPathError> {
+    let app = app_name(session)?;
     // The directory is QSettings' (application name as is); the socket's name is lower-cased.
     let socket = format!(".{}_s", app.to_lowercase());
     Ok(root.into().join(app).join(socket))
@@ -110,6 +137,27 @@ mod tests {
     }
 
     #[test]
+    fn the_windows_pipe_names_session_and_user() {
+        assert_eq!(pipe_name("", "ann"), Ok(r"\\.\pipe\copyq_ann_s".into()));
+        assert_eq!(
+            pipe_name("work_1", "ann"),
+            Ok(r"\\.\pipe\copyq-work_1_ann_s".into())
+        );
+        assert_eq!(
+            pipe_name("a/b", "ann"),
+            Err(SocketPathError::BadSession("a/b".into()))
+        );
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_the_socket_is_the_pipe() {
+        let e = env(&[("USERNAME", "ann"), ("COPYQ_SESSION_NAME", "w")]);
+        assert_eq!(e.socket_path(), Ok(r"\\.\pipe\copyq-w_ann_s".into()));
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn settings_path_wins_then_xdg_then_home() {
         let all = [
             ("COPYQ_SETTINGS_PATH", "/s"),
@@ -125,6 +173,7 @@ mod tests {
         assert_eq!(env(&[]).socket_path(), Err(SocketPathError::NoSettingsDir));
     }
 
+    #[cfg(unix)]
     #[test]
     fn empty_variables_count_as_unset() {
         let e = env(&[
@@ -135,6 +184,7 @@ mod tests {
         assert_eq!(e.socket_path(), Ok("/x/copyq/.copyq_s".into()));
     }
 
+    #[cfg(unix)]
     #[test]
     fn sessions_name_the_directory_and_the_socket() {
         let e = env(&[("XDG_CONFIG_HOME", "/x"), ("COPYQ_SESSION_NAME", "work_1")]);
