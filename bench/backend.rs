@@ -26,33 +26,19 @@ fn backend(copyq: &PrivateCopyq) -> SocketBackend {
 
 /// The row of the tree's read (every tab, 20 rows of each) vs its floor, `n` alternating samples.
 pub async fn tree_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String {
-    let backend = backend(copyq);
     let request = ReadRequest {
         tabs: TabSelector::All {},
         skip: 0,
         limit: Some(20),
         preview: Some(100),
     };
-    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for i in 0..=n {
-        let t = Instant::now();
-        backend.read(&request).await.expect("read");
-        let b = t.elapsed();
-        let t = Instant::now();
-        floor.socket_once("tree scope:all").await;
-        let f = t.elapsed();
-        if i > 0 {
-            ours.push(b);
-            floors.push(f);
-        }
-    }
+    let (floors, ours) = read_vs_floor(copyq, &request, floor, "tree scope:all", n).await;
     row("tree scope:all, backend alone", stats(floors), stats(ours))
 }
 
 /// The row of a search's read (every item of every `mcp/` tab, whole) vs the floor's whole search
 /// (the same read, matched), `n` alternating samples: what the backend adds before any matching.
 pub async fn search_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String {
-    let backend = backend(copyq);
     let request = ReadRequest {
         tabs: TabSelector::Prefix {
             prefix: "mcp/".into(),
@@ -62,20 +48,34 @@ pub async fn search_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> Strin
         limit: None,
         preview: None,
     };
+    let (floors, ours) = read_vs_floor(copyq, &request, floor, "search 10,000 items", n).await;
+    row("search's read, backend alone", stats(floors), stats(ours))
+}
+
+/// `n` samples of the backend's `request` alternating with the floor's `op` (a first, warming
+/// pair not counted): (floor, ours).
+async fn read_vs_floor(
+    copyq: &PrivateCopyq,
+    request: &ReadRequest,
+    floor: &Floors,
+    op: &str,
+    n: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let backend = backend(copyq);
     let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..=n {
         let t = Instant::now();
-        backend.read(&request).await.expect("read");
+        backend.read(request).await.expect("read");
         let b = t.elapsed();
         let t = Instant::now();
-        floor.socket_once("search 10,000 items").await;
+        floor.socket_once(op).await;
         let f = t.elapsed();
         if i > 0 {
             ours.push(b);
             floors.push(f);
         }
     }
-    row("search's read, backend alone", stats(floors), stats(ours))
+    (floors, ours)
 }
 
 fn row(name: &str, f: (f64, f64), b: (f64, f64)) -> String {

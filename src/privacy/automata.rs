@@ -78,21 +78,29 @@ impl<'t> Captures<'t> {
     }
 }
 
+/// `pattern` with the `regex` crate's byte-regex syntax (`unicode(false)`), `nfa_limit` as its size
+/// limit, leftmost-first; `lazy_dfa` says what the lazy DFA may do.
+fn build(
+    pattern: &str,
+    nfa_limit: usize,
+    lazy_dfa: impl FnOnce(meta::Config) -> meta::Config,
+) -> Result<meta::Regex, String> {
+    let config = meta::Config::new()
+        .nfa_size_limit(Some(nfa_limit))
+        .match_kind(MatchKind::LeftmostFirst)
+        .utf8_empty(false);
+    meta::Builder::new()
+        .configure(lazy_dfa(config))
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
 impl Regex {
     /// `pattern` as `regex::bytes::RegexBuilder::new(pattern).unicode(false)` builds it, with
     /// `nfa_limit` as its `size_limit`.
     pub fn new(pattern: &str, nfa_limit: usize) -> Result<Self, String> {
-        let config = meta::Config::new()
-            .nfa_size_limit(Some(nfa_limit))
-            .hybrid_cache_capacity(2 << 20)
-            .match_kind(MatchKind::LeftmostFirst)
-            .utf8_empty(false);
-        meta::Builder::new()
-            .configure(config)
-            .syntax(syntax::Config::new().unicode(false).utf8(false))
-            .build(pattern)
-            .map(Self)
-            .map_err(|e| e.to_string())
+        build(pattern, nfa_limit, |c| c.hybrid_cache_capacity(2 << 20)).map(Self)
     }
 
     /// Every match in `hay`, leftmost first, not overlapping, with its groups.
@@ -124,17 +132,7 @@ pub struct Small(meta::Regex);
 
 impl Small {
     pub fn new(pattern: &str, nfa_limit: usize) -> Result<Self, String> {
-        let config = meta::Config::new()
-            .nfa_size_limit(Some(nfa_limit))
-            .hybrid(false)
-            .match_kind(MatchKind::LeftmostFirst)
-            .utf8_empty(false);
-        meta::Builder::new()
-            .configure(config)
-            .syntax(syntax::Config::new().unicode(false).utf8(false))
-            .build(pattern)
-            .map(Self)
-            .map_err(|e| e.to_string())
+        build(pattern, nfa_limit, |c| c.hybrid(false)).map(Self)
     }
 
     pub fn is_match(&self, hay: &[u8]) -> bool {
