@@ -11,8 +11,12 @@ use copyq_mcp::auth::Role;
 use copyq_mcp::config::BackendKind;
 use serde_json::{Value, json};
 
-const ENDING: &str = "mcp/workspace/ending";
-const ENDING_URI: &str = "copyq://tab/mcp/workspace/ending";
+// A tab each: the two tests run at once against one CopyQ, and one's seeding is a change the
+// other's subscription would report (CI saw `{"updated": ...}` where the end was expected).
+const EXPIRING: &str = "mcp/workspace/ending-expiry";
+const EXPIRING_URI: &str = "copyq://tab/mcp/workspace/ending-expiry";
+const REVOKED: &str = "mcp/workspace/ending-revoked";
+const REVOKED_URI: &str = "copyq://tab/mcp/workspace/ending-revoked";
 
 impl Watcher {
     /// The client's next line (within a minute: far past the 2 s check), then its exit.
@@ -34,7 +38,9 @@ impl Watcher {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_ends_when_its_token_expires() {
-    copyq().seed(ENDING, &items(&["still here"])).expect("seed");
+    copyq()
+        .seed(EXPIRING, &items(&["still here"]))
+        .expect("seed");
     let gw = gateway_for(Sdk::PythonModern, BackendKind::Socket).await;
     // Long enough for the client to start and subscribe on a loaded machine, short for a test.
     let ttl = Some(Duration::from_secs(8));
@@ -42,9 +48,9 @@ async fn a_subscription_ends_when_its_token_expires() {
         .expect("token service")
         .issue("short-lived", Role::Read, ttl)
         .expect("issue");
-    let watcher = Watcher::start(Sdk::PythonModern, &gw.url, &short, ENDING_URI).await;
-    assert_eq!(watcher.ended(), Some(json!({ "ended": ENDING_URI })));
-    assert_eq!(tab_texts(copyq(), ENDING), ["still here"]);
+    let watcher = Watcher::start(Sdk::PythonModern, &gw.url, &short, EXPIRING_URI).await;
+    assert_eq!(watcher.ended(), Some(json!({ "ended": EXPIRING_URI })));
+    assert_eq!(tab_texts(copyq(), EXPIRING), ["still here"]);
 }
 
 /// A token the owner issues (`token issue`) while the gateway runs, and revokes (`token revoke
@@ -54,7 +60,9 @@ async fn a_subscription_ends_when_its_token_expires() {
 /// 30 s, and a ping with the revoked token got 200), though a fresh gateway sees it at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_ends_when_its_token_is_revoked() {
-    copyq().seed(ENDING, &items(&["still here"])).expect("seed");
+    copyq()
+        .seed(REVOKED, &items(&["still here"]))
+        .expect("seed");
     // A data dir of its own: the suite's other gateways, opening the shared one in this process,
     // would leave this gateway's connection blind to the revocation (see above).
     let dir = copyq().dir().join("gateway-revoked");
@@ -76,8 +84,8 @@ async fn a_subscription_ends_when_its_token_is_revoked() {
         ],
     );
     assert!(issued, "{stderr}");
-    let watcher = Watcher::start(Sdk::PythonModern, &gw.url, token.trim(), ENDING_URI).await;
+    let watcher = Watcher::start(Sdk::PythonModern, &gw.url, token.trim(), REVOKED_URI).await;
     let (revoked, _, stderr) = owner(&gw, &["token", "revoke", "watch-revoked"]);
     assert!(revoked, "{stderr}");
-    assert_eq!(watcher.ended(), Some(json!({ "ended": ENDING_URI })));
+    assert_eq!(watcher.ended(), Some(json!({ "ended": REVOKED_URI })));
 }
