@@ -89,16 +89,24 @@ fn sandbox_dir() -> io::Result<TempDir> {
         std::fs::create_dir_all(dir.path().join(sub))?;
     }
     crate::private::set_mode(&dir.path().join("run"), 0o700)?;
+    remove_when_gone(dir.path())?;
+    Ok(dir)
+}
+
+/// Start the watchdog that, once this process is gone, kills the process groups recorded in
+/// `dir/pgids` (none for a dir that records none) and removes `dir`: for dirs a test binary's
+/// statics own, which are never dropped.
+pub fn remove_when_gone(dir: &Path) -> io::Result<()> {
     Command::new("sh")
         .args(["-c", WATCHDOG, "copyq-mcp-watchdog"])
         .arg(std::process::id().to_string())
-        .arg(dir.path())
+        .arg(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .own_group()
         .spawn()?;
-    Ok(dir)
+    Ok(())
 }
 
 /// Xvfb on a free display (in `chroot` if given), in its own process group: the child and its

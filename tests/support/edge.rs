@@ -4,16 +4,12 @@
 //! process; the gateway is still served over real HTTP on a loopback port.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use copyq_mcp::backend::{Backend, MemoryBackend};
 use copyq_mcp::config::Settings;
 
 use super::{Gateway, launch, loopback_settings};
-
-/// Removes the dir once the test binary is gone: its statics, this dir's owner, are never dropped.
-const WATCHDOG: &str = r#"while kill -0 "$1" 2>/dev/null; do sleep 1; done; rm -rf "$2""#;
 
 /// This test binary's dir for edge gateways, made on first use.
 fn edge_dir() -> &'static Path {
@@ -24,17 +20,8 @@ fn edge_dir() -> &'static Path {
             .tempdir()
             .expect("tempdir")
             .keep();
-        // Never waited for: it outlives this process on purpose, and init reaps it.
-        #[allow(clippy::zombie_processes)]
-        Command::new("sh")
-            .args(["-c", WATCHDOG, "copyq-mcp-edge-watchdog"])
-            .arg(std::process::id().to_string())
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn the dir's watchdog");
+        // Its statics, this dir's owner, are never dropped: removed once the binary is gone.
+        copyq_mcp::sandbox::remove_when_gone(&dir).expect("spawn the dir's watchdog");
         dir
     })
 }
