@@ -150,17 +150,25 @@ impl SocketBackend {
         let mut replies = self.call_many(calls).await?.into_iter();
         let mut tabs = Vec::with_capacity(names.len());
         for (name, window) in names.iter().zip(rows) {
-            let mut maps: Vec<(usize, Map)> =
-                window.map(|r| (r, into_map(replies.next()))).collect();
-            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
-                .await?;
-            tabs.push(
-                maps.into_iter()
-                    .map(|(_, m)| item_from(m, preview))
-                    .collect(),
-            );
+            let maps = window.map(|r| (r, into_map(replies.next()))).collect();
+            tabs.push(self.items_of(name, maps, preview).await?);
         }
         Ok(tabs)
+    }
+
+    /// The items of a tab's rows as read (`(row, map)`), their `DataFile` formats filled in.
+    async fn items_of(
+        &self,
+        name: &str,
+        mut maps: Vec<(usize, Map)>,
+        preview: Option<usize>,
+    ) -> Result<Vec<Item>, BackendError> {
+        self.fill_data_files(name, &mut maps, data_file::Formats::Item)
+            .await?;
+        Ok(maps
+            .into_iter()
+            .map(|(_, m)| item_from(m, preview))
+            .collect())
     }
 
     /// The windows from `replies`: `limit` rows from `skip` asked of every tab, in tab order,
@@ -184,13 +192,7 @@ impl SocketBackend {
                     maps.push((r, into_map(reply)));
                 }
             }
-            self.fill_data_files(name, &mut maps, data_file::Formats::Item)
-                .await?;
-            tabs.push(
-                maps.into_iter()
-                    .map(|(_, m)| item_from(m, preview))
-                    .collect(),
-            );
+            tabs.push(self.items_of(name, maps, preview).await?);
         }
         Ok(tabs)
     }
