@@ -149,8 +149,14 @@ pub fn token_covering(gw: &Gateway, role: Role, words: &[&str]) -> String {
 /// The owner's command `copyq-mcp ARGS` on `gw`'s data dir and CopyQ (its session, settings,
 /// command and, when set, socket): whether it succeeded, its stdout and its stderr.
 pub fn owner(gw: &Gateway, args: &[&str]) -> (bool, String, String) {
+    owner_with(gw, args, &[])
+}
+
+/// As [`owner`], with `env` set too (e.g. `COPYQ_MCP__COPYQ__BACKEND` to pick its backend).
+pub fn owner_with(gw: &Gateway, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let c = &gw.settings.copyq;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"));
+    cmd.envs(env.iter().copied());
     cmd.args(args)
         .arg("--data-dir")
         .arg(gw.settings.data_dir())

@@ -68,22 +68,12 @@ fn mimes_in(tab: &str) -> Vec<String> {
 
 /// `copyq-mcp audit restore ID` on `gw`'s data dir, through `backend`.
 fn restore(gw: &Gateway, backend: &str, id: i64) {
-    let c = &gw.settings.copyq;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_copyq-mcp"))
-        .args(["audit", "restore", &id.to_string(), "--data-dir"])
-        .arg(gw.settings.data_dir())
-        .env("COPYQ_MCP__COPYQ__BACKEND", backend)
-        .env("COPYQ_MCP__COPYQ__SESSION", &c.session)
-        .env("COPYQ_MCP__COPYQ__SETTINGS_PATH", &c.settings_path)
-        .env("COPYQ_MCP__COPYQ__COMMAND", &c.command)
-        .env("COPYQ_MCP__COPYQ__SOCKET", &c.socket)
-        .output()
-        .expect("run copyq-mcp");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (ok, _, stderr) = owner_with(
+        gw,
+        &["audit", "restore", &id.to_string()],
+        &[("COPYQ_MCP__COPYQ__BACKEND", backend)],
     );
+    assert!(ok, "{stderr}");
 }
 
 /// A deleted screenshot comes back whole (issue 21, item 6): its audit entry keeps every format
