@@ -65,6 +65,13 @@
     return toBase64(a.left(CONTENT.HEAD_BYTES));
   }
 
+  // How much of a rich source a listing reads (rich_units in src/backend/content.rs).
+  function richUnits(mime, preview) {
+    if (preview === null || preview === undefined) return null;
+    var units = preview * CONTENT.RICH_UNITS_PER_PREVIEW;
+    return /\/rtf$/.test(mime) ? units + CONTENT.RTF_HEADER_UNITS : units;
+  }
+
   // `get(mime)`: the bytes of that format, or undefined. Formats in CONTENT.MIMES order; the
   // source of a derived text for an item without plain text.
   function content(get, noText, preview) {
@@ -76,11 +83,10 @@
       formats.push({ mime: mime, bytes: byteLength(b), head: head(mime, b) });
     });
     if (noText) {
-      var units = preview === null || preview === undefined ? null
-                                                             : preview * CONTENT.RICH_UNITS_PER_PREVIEW;
       for (var i = 0; i < CONTENT.RICH.length && rich === null; ++i) {
-        var b = get(CONTENT.RICH[i]);
-        if (b !== undefined && b !== null) rich = { mime: CONTENT.RICH[i], source: cut(str(b), units) };
+        var mime = CONTENT.RICH[i];
+        var b = get(mime);
+        if (b !== undefined && b !== null) rich = { mime: mime, source: cut(str(b), richUnits(mime, preview)) };
       }
     }
     return { formats: formats, rich: rich };

@@ -1,5 +1,5 @@
-//! What an item holds beside its plain text, as replies show it: the text derived from HTML or a
-//! file list for an item with no plain text, and the `content:` descriptor of its formats.
+//! What an item holds beside its plain text, as replies show it: the text derived from HTML, RTF
+//! or a file list for an item with no plain text, and the `content:` descriptor of its formats.
 
 use html2text::render::TrivialDecorator;
 
@@ -9,7 +9,7 @@ use crate::backend::content::{Content, Format, Rich};
 /// Lines wider than any clipboard text: the derived text keeps the source's own line breaks.
 const NO_WRAP: usize = 1 << 16;
 
-/// Give an item with no plain text the text derived from its HTML or file list, and say so in
+/// Give an item with no plain text the text derived from its HTML, RTF or file list, and say so in
 /// its content. Returns whether it did.
 pub fn derive_text(it: &mut Item) -> bool {
     let Some(rich) = it.content.rich.take() else {
@@ -23,12 +23,12 @@ pub fn derive_text(it: &mut Item) -> bool {
     true
 }
 
-/// The text of `rich`: an HTML document's readable text, or a file list's paths and URLs.
+/// The text of `rich`: an HTML or RTF document's readable text, or a file list's paths and URLs.
 pub fn derived(rich: &Rich) -> String {
-    if rich.mime == "text/uri-list" {
-        uri_list(&rich.source)
-    } else {
-        html_text(&rich.source)
+    match rich.mime.as_str() {
+        "text/uri-list" => uri_list(&rich.source),
+        "text/rtf" | "application/rtf" => super::rtf::text(&rich.source),
+        _ => html_text(&rich.source),
     }
 }
 
@@ -133,6 +133,17 @@ mod tests {
             derived(&rich("text/uri-list", list)),
             "/home/anna/Documents/Q3 report.pdf\n/home/anna/фото.jpg\nhttps://example.org/a%20b"
         );
+    }
+
+    #[test]
+    fn rtf_reads_as_its_text() {
+        // As LibreOffice Writer copies a selection (cut short here: fonts, colours and styles).
+        let rtf = "{\\rtf1\\ansi\\deff3\\adeflang1025{\\fonttbl{\\f3\\froman\\fprq2\\fcharset0 Liberation Serif;}}\
+                   {\\colortbl;\\red0\\green0\\blue0;}\\pard\\plain Release {\\b notes}\\par \\pard\\plain \
+                   \\u1055\\'3f\\u1088\\'3f\\u1080\\'3f \\u8364\\'80\\par }";
+        for mime in ["text/rtf", "application/rtf"] {
+            assert_eq!(derived(&rich(mime, rtf)), "Release notes\nПри €");
+        }
     }
 
     #[test]

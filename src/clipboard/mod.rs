@@ -5,6 +5,7 @@ mod content;
 mod coverage;
 mod path;
 mod preview;
+mod rtf;
 mod version;
 
 pub use content::{derive_text, descriptor};

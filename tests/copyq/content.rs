@@ -5,6 +5,7 @@
 
 mod images;
 mod replies;
+mod rtf;
 mod writes;
 
 use std::sync::{Once, OnceLock};

@@ -7,7 +7,7 @@ use std::io::Read;
 use super::super::value::{Map, Value};
 use super::{MIME_TEXT, cut};
 use crate::backend::content::{CONTENT_MIMES, Content, Format, HEAD_BYTES, RICH_MIMES, Rich};
-use crate::backend::content::{RICH_UNITS_PER_PREVIEW, pixels_of};
+use crate::backend::content::{pixels_of, rich_units};
 
 /// What `map` holds beside text, tags and note; `preview` cuts a rich source as the CLI does.
 pub fn content_of(map: &Map, preview: Option<usize>) -> Content {
@@ -37,7 +37,7 @@ pub fn content_of(map: &Map, preview: Option<usize>) -> Content {
                 .iter()
                 .find(|(m, _)| m == mime)
                 .and_then(|(_, v)| v.to_text())?;
-            let units = preview.map(|p| p.saturating_mul(RICH_UNITS_PER_PREVIEW));
+            let units = preview.map(|p| rich_units(mime, p));
             Some(Rich {
                 mime: (*mime).to_owned(),
                 source: cut(source, units),
