@@ -26,19 +26,12 @@ pub const RICH_MIMES: [&str; 4] = ["text/html", "text/rtf", "application/rtf", "
 /// enough HTML for the 80 characters a preview shows, whatever markup comes first.
 pub const RICH_UNITS_PER_PREVIEW: usize = 64;
 
-/// An RTF source read for a listing gets this many UTF-16 units more: its text comes after a
-/// header of fonts, colours, styles and lists, 2.5 KB from LibreOffice for a line of plain text,
-/// 11 KB for a converted Word document, tens of KB from Word itself.
-pub const RTF_HEADER_UNITS: usize = 65536;
-
-/// How many UTF-16 units of a `mime` source a listing of `preview` characters reads.
-pub fn rich_units(mime: &str, preview: usize) -> usize {
-    let units = preview.saturating_mul(RICH_UNITS_PER_PREVIEW);
-    if mime.ends_with("/rtf") {
-        units.saturating_add(RTF_HEADER_UNITS)
-    } else {
-        units
-    }
+/// How many UTF-16 units of a `mime` source a listing of `preview` units reads: RTF whole, as its
+/// text comes after a header of fonts, colours, styles and lists (2.5 KB from LibreOffice for a
+/// line of plain text, 11 KB for a converted Word document) and after any picture that precedes it
+/// (53 KB for a 1.6 KB logo), so no cut is sure to reach it.
+pub fn rich_units(mime: &str, preview: usize) -> Option<usize> {
+    (!mime.ends_with("/rtf")).then(|| preview.saturating_mul(RICH_UNITS_PER_PREVIEW))
 }
 
 /// Bytes of an image a listing reads to learn its pixel size: enough for the header of PNG, GIF,
@@ -101,7 +94,6 @@ pub fn for_script() -> serde_json::Value {
         "MIMES": CONTENT_MIMES,
         "RICH": RICH_MIMES,
         "RICH_UNITS_PER_PREVIEW": RICH_UNITS_PER_PREVIEW,
-        "RTF_HEADER_UNITS": RTF_HEADER_UNITS,
         "HEAD_BYTES": HEAD_BYTES,
     })
 }

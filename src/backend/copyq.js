@@ -67,9 +67,8 @@
 
   // How much of a rich source a listing reads (rich_units in src/backend/content.rs).
   function richUnits(mime, preview) {
-    if (preview === null || preview === undefined) return null;
-    var units = preview * CONTENT.RICH_UNITS_PER_PREVIEW;
-    return /\/rtf$/.test(mime) ? units + CONTENT.RTF_HEADER_UNITS : units;
+    if (preview === null || preview === undefined || /\/rtf$/.test(mime)) return null;
+    return preview * CONTENT.RICH_UNITS_PER_PREVIEW;
   }
 
   // `get(mime)`: the bytes of that format, or undefined. Formats in CONTENT.MIMES order; the

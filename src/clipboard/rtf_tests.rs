@@ -155,4 +155,6 @@ fn both_producers_read_the_same_text_of_one_document() {
                     Ёлки-палки, ключ — «новый».";
     assert_eq!(text(&fixture("pandoc-secret.rtf")), expected);
     assert_eq!(text(&fixture("libreoffice-secret.rtf")), expected);
+    // `picture-first.md` the same way: the Debian logo first, as PNG and as WMF, 53 KB in all.
+    assert_eq!(text(&fixture("libreoffice-picture-first.rtf")), expected);
 }

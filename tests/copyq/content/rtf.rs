@@ -24,45 +24,50 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Row 0: LibreOffice's RTF (its text 8.8 KB in, past what a listing reads of HTML); row 1:
-/// pandoc's, as `application/rtf`.
-fn items() -> [Seeded; 2] {
+/// Row 0: LibreOffice's RTF; row 1: pandoc's, as `application/rtf`; row 2: LibreOffice's of the
+/// document with a logo first (its text 53 KB in, past what a listing reads of HTML).
+fn items() -> [Seeded; 3] {
     [
         Seeded::one("text/rtf", fixture("libreoffice-secret.rtf")),
         Seeded::one("application/rtf", fixture("pandoc-secret.rtf")),
+        Seeded::one("text/rtf", fixture("libreoffice-picture-first.rtf")),
     ]
 }
 
-async fn session(backend: &str) -> (Gateway, Client) {
+async fn session(backend: &str, redact: Redact) -> (Gateway, Client) {
     static SEED: Once = Once::new();
     let c = copyq();
     SEED.call_once(|| seed(c, TAB, &items()));
     let backend = copyq_mcp::config::BackendKind::parse(backend).expect("socket or cli");
     let gw = gateway_with(c, |s| {
         s.copyq.backend = backend;
-        s.privacy.redact = Redact::All;
+        s.privacy.redact = redact;
     })
     .await;
     let c = client(&gw.url, &gw.read).await;
     (gw, c)
 }
 
-fn descriptors() -> [String; 2] {
-    let [lo, pandoc] = items();
+fn descriptors() -> [String; 3] {
+    let [lo, pandoc, picture] = items();
     [
         format!("rtf text/rtf {}B; text from text/rtf", lo.bytes("text/rtf")),
         format!(
             "rtf application/rtf {}B; text from application/rtf",
             pandoc.bytes("application/rtf")
         ),
+        format!(
+            "rtf text/rtf {}B; text from text/rtf",
+            picture.bytes("text/rtf")
+        ),
     ]
 }
 
 #[tokio::test]
 async fn rtf_items_read_as_their_masked_text() {
-    let [lo, pandoc] = descriptors();
+    let [lo, pandoc, picture] = descriptors();
     for backend in ["socket", "cli"] {
-        let (_gw, c) = session(backend).await;
+        let (_gw, c) = session(backend, Redact::All).await;
         let got = ok(
             &c,
             "mcp_read",
@@ -72,13 +77,14 @@ async fn rtf_items_read_as_their_masked_text() {
         assert_eq!(
             got,
             format!(
-                "mode:list|tab:workspace/rtf|full_path:{TAB}|total:2|showing:0-1\n\
+                "mode:list|tab:workspace/rtf|full_path:{TAB}|total:3|showing:0-2\n\
                  0|content:{lo}|\"{PREVIEW}\"|[]\n\
-                 1|content:{pandoc}|\"{PREVIEW}\"|[]"
+                 1|content:{pandoc}|\"{PREVIEW}\"|[]\n\
+                 2|content:{picture}|\"{PREVIEW}\"|[]"
             ),
             "{backend}"
         );
-        for (index, descriptor) in [(0, &lo), (1, &pandoc)] {
+        for (index, descriptor) in [(0, &lo), (1, &pandoc), (2, &picture)] {
             let got = ok(
                 &c,
                 "mcp_read",
@@ -98,9 +104,38 @@ async fn rtf_items_read_as_their_masked_text() {
         assert_eq!(
             got,
             format!(
-                "mode:search|query:ключ|scope:mcp|results:2\n\
+                "mode:search|query:ключ|scope:mcp|results:3\n\
                  workspace/rtf[0]|content:{lo}|\"{PREVIEW}\"|[]|match:text\n\
-                 workspace/rtf[1]|content:{pandoc}|\"{PREVIEW}\"|[]|match:text"
+                 workspace/rtf[1]|content:{pandoc}|\"{PREVIEW}\"|[]|match:text\n\
+                 workspace/rtf[2]|content:{picture}|\"{PREVIEW}\"|[]|match:text"
+            ),
+            "{backend}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_listing_reads_past_the_header() {
+    // Unmasked, nothing makes the gateway read the source again whole: the preview comes from what
+    // the listing read, which must reach the text of row 2, 53 KB in.
+    let [lo, pandoc, picture] = descriptors();
+    let preview =
+        "Deploy notes The deploy key AKIAZ3MHQ7XWPLBV4KTN was rotated today. Ёлки-палк...";
+    for backend in ["socket", "cli"] {
+        let (_gw, c) = session(backend, Redact::Off).await;
+        let got = ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "list", "tab": "workspace/rtf"}),
+        )
+        .await;
+        assert_eq!(
+            got,
+            format!(
+                "mode:list|tab:workspace/rtf|full_path:{TAB}|total:3|showing:0-2\n\
+                 0|content:{lo}|\"{preview}\"|[]\n\
+                 1|content:{pandoc}|\"{preview}\"|[]\n\
+                 2|content:{picture}|\"{preview}\"|[]"
             ),
             "{backend}"
         );

@@ -37,7 +37,7 @@ pub fn content_of(map: &Map, preview: Option<usize>) -> Content {
                 .iter()
                 .find(|(m, _)| m == mime)
                 .and_then(|(_, v)| v.to_text())?;
-            let units = preview.map(|p| rich_units(mime, p));
+            let units = preview.and_then(|p| rich_units(mime, p));
             Some(Rich {
                 mime: (*mime).to_owned(),
                 source: cut(source, units),
