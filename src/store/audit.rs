@@ -83,6 +83,12 @@ impl Store {
         Ok(id)
     }
 
+    /// The cap [`Store::set_audit_max_bytes`] set (0: none).
+    pub fn audit_max_bytes(&self) -> u64 {
+        self.audit_max_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Cap the audit log at `max_bytes` (0: no cap) from the next entry on.
     pub fn set_audit_max_bytes(&self, max_bytes: u64) {
         self.audit_max_bytes

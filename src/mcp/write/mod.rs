@@ -73,7 +73,7 @@ async fn execute_audited(
     principal: &Principal,
 ) -> Result<String, ToolError> {
     let audit_id = match &tools.audit {
-        Some(store) => Some(store.record_audit_kept(&audit_entry(plan, principal), &kept(&tools.backend, plan).await?).map_err(|e| {
+        Some(store) => Some(store.record_audit_kept(&audit_entry(plan, principal), &kept(&tools.backend, plan, store.audit_max_bytes()).await?).map_err(|e| {
             tracing::error!(error = %e, "audit log unavailable; write refused");
             ToolError::CopyQ("The gateway's audit log is unavailable, so no write is allowed; nothing was changed".into())
         })?),

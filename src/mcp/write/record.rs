@@ -3,7 +3,8 @@
 use super::ToolError;
 use super::plan::Plan;
 use crate::auth::Principal;
-use crate::backend::{Backend, Item, Whole, holds_more};
+use crate::backend::{Backend, Item, TabPage, Whole, holds_more};
+use crate::clipboard::TabRef;
 use crate::store::AuditEntry;
 
 /// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
@@ -25,22 +26,64 @@ pub(super) fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
     }
 }
 
-/// Every format of the item a delete removes, when it holds more than text, tags and note (a
-/// screenshot, an HTML copy, a file list): its audit entry keeps them, so that a restore puts the
-/// item back as CopyQ held it. Read with the delete's own check of the row, so a row changed
-/// since the plan is refused before anything is recorded. Costs a delete one more call to CopyQ.
-pub(super) async fn kept(backend: &Backend, plan: &Plan) -> Result<Vec<(usize, Whole)>, ToolError> {
-    let Plan::Delete { tab, index, item } = plan else {
-        return Ok(Vec::new());
-    };
-    let whole = backend
-        .every_format(&tab.full, *index, item)
-        .await
-        .map_err(|e| super::refused(e, tab, tab, *index))?;
-    Ok(match holds_more(&whole) {
-        true => vec![(0, whole)],
-        false => Vec::new(),
-    })
+/// Every format of the items a delete or a tab deletion removes, for those holding more than
+/// text, tags and note (a screenshot, an HTML copy, a file list): the audit entry keeps them, so
+/// that a restore puts each item back as CopyQ held it. Read with the write's own check of each
+/// row, so a row changed since the plan is refused before anything is recorded. Costs one more
+/// call to CopyQ per such item. A tab deletion keeps them while their bytes fit in `max_bytes`
+/// (`audit.max_bytes`, 0: no cap), in tab and row order; past it, an item keeps text, tags and
+/// note only, as an entry over the cap would push every other out of the log.
+pub(super) async fn kept(
+    backend: &Backend,
+    plan: &Plan,
+    max_bytes: u64,
+) -> Result<Vec<(usize, Whole)>, ToolError> {
+    match plan {
+        Plan::Delete { tab, index, item } => {
+            let whole = backend
+                .every_format(&tab.full, *index, item)
+                .await
+                .map_err(|e| super::refused(e, tab, tab, *index))?;
+            Ok(match holds_more(&whole) {
+                true => vec![(0, whole)],
+                false => Vec::new(),
+            })
+        }
+        Plan::TabDelete { tabs, .. } => kept_of_tabs(backend, tabs, max_bytes).await,
+        _ => Ok(Vec::new()),
+    }
+}
+
+async fn kept_of_tabs(
+    backend: &Backend,
+    tabs: &[TabPage],
+    max_bytes: u64,
+) -> Result<Vec<(usize, Whole)>, ToolError> {
+    let mut kept = Vec::new();
+    let mut bytes = 0u64;
+    let mut position = 0;
+    for page in tabs {
+        let tab = TabRef::from_full(&page.name);
+        for (row, item) in page.items.iter().enumerate() {
+            let at = position + row;
+            // Items a read describes no format of hold text, tags and note alone.
+            if item.content.formats.is_empty() {
+                continue;
+            }
+            let whole = backend
+                .every_format(&page.name, row, item)
+                .await
+                .map_err(|e| super::refused(e, &tab, &tab, row))?;
+            let size: u64 = whole.iter().map(|(_, d)| d.len() as u64).sum();
+            if !holds_more(&whole) || (max_bytes > 0 && bytes.saturating_add(size) > max_bytes) {
+                continue;
+            }
+            bytes += size;
+            kept.push((at, whole));
+        }
+        position += page.items.len();
+    }
+    Ok(kept)
 }
 
 /// An item's sizes, the only trace of new content the log keeps.

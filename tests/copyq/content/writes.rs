@@ -124,3 +124,86 @@ async fn a_deleted_screenshot_is_restored_byte_for_byte() {
         );
     }
 }
+
+/// The bytes of format `mime` of row `row` of `tab`, read straight from CopyQ.
+fn bytes_in(tab: &str, row: usize, mime: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let script = format!("tab('{tab}'); print(toBase64(getItem({row})['{mime}']))");
+    let out = copyq().eval(&script, b"").expect("read back");
+    base64::engine::general_purpose::STANDARD
+        .decode(out.trim())
+        .expect("base64")
+}
+
+/// A deleted tab's images come back whole too: `tab_delete`'s audit entry keeps every format of
+/// each item holding more than text, in the tab and its sub-tabs, while they fit in
+/// `audit.max_bytes`; past it an item keeps its text alone (here the JPEG, the larger).
+#[tokio::test]
+async fn a_deleted_tabs_images_are_restored_byte_for_byte() {
+    let jpeg = &media()[2];
+    let logo = &media()[1];
+    let jpeg_bytes = &jpeg.formats[0].1;
+    // Debian's files: the JPEG is over the cap, the logo (and its caption) under it.
+    let cap = 4096;
+    assert!(jpeg_bytes.len() > cap && logo.bytes("image/png") + 64 < cap);
+    for (backend, cap) in [("socket", 0), ("cli", 0), ("socket", cap), ("cli", cap)] {
+        let tab = format!("mcp/workspace/tab-deleted-{backend}-{cap}");
+        let sub = format!("{tab}/sub");
+        let text = Seeded::one("text/plain", b"kept as text".to_vec());
+        let jpeg_item = Seeded {
+            formats: jpeg.formats.clone(),
+        };
+        seed(copyq(), &tab, &[jpeg_item, text]);
+        let logo_item = Seeded {
+            formats: logo.formats.clone(),
+        };
+        seed(copyq(), &sub, &[logo_item]);
+        let (tab_mimes, sub_mimes) = (mimes_in(&tab), mimes_in(&sub));
+        let dir = copyq()
+            .dir()
+            .join(format!("gateway-tab-deleted-{backend}-{cap}"));
+        let gw = gateway_with(copyq(), |s| {
+            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
+            s.data_dir = dir.display().to_string();
+            s.audit.max_bytes = cap as u64;
+        })
+        .await;
+        let w = client(&gw.url, &gw.write).await;
+        let shown = tab.trim_start_matches("mcp/");
+        ok(
+            &w,
+            "mcp_write",
+            json!({"mode": "tab_delete", "path": shown}),
+        )
+        .await;
+        assert!(tab_texts(copyq(), &sub).is_empty(), "{backend}: deleted");
+        let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
+        let entries = store.audit_since(0, 10_000).expect("audit");
+        let deleted = entries
+            .iter()
+            .find(|e| e.mode == "tab_delete" && e.tab == tab)
+            .unwrap_or_else(|| panic!("{backend}: no tab_delete entry in {entries:?}"));
+        restore(&gw, backend, deleted.id);
+        assert_eq!(png_in(&sub, 0), logo.formats[1].1, "{backend}: the logo");
+        assert_eq!(mimes_in(&sub), sub_mimes, "{backend}: the logo's formats");
+        assert_eq!(tab_texts(copyq(), &tab)[1], "kept as text", "{backend}");
+        if cap == 0 {
+            assert_eq!(
+                &bytes_in(&tab, 0, "image/jpeg"),
+                jpeg_bytes,
+                "{backend}: the JPEG"
+            );
+            assert_eq!(
+                mimes_in(&tab),
+                tab_mimes,
+                "{backend}: every format, none added"
+            );
+        } else {
+            let mimes = mimes_in(&tab);
+            assert!(
+                !mimes.iter().any(|m| m == "image/jpeg"),
+                "{backend}: over the cap: {mimes:?}"
+            );
+        }
+    }
+}
