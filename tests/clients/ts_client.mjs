@@ -9,6 +9,7 @@
 //       -> {"tools": [{"name": ..., "title": ..., "description": ..., "annotations": {...}}, ...]}
 //   ts_client.mjs --url URL --token TOKEN call NAME JSON_ARGS
 //       -> {"isError": bool, "text": "<text content blocks joined with \n>"}
+//          plus "structured": <structuredContent> when the server sent one
 //   a JSON-RPC error reply from the server (unknown tool, bad params, ...):
 //       -> {"protocolError": "<message>", "code": <int or null>}          (exit 0)
 //
@@ -17,7 +18,9 @@
 // the error goes to stderr. A JSON-RPC error body sent with HTTP 400 or 404 counts as
 // a protocol error; 401, 403, 5xx and other statuses are transport failures. `title` is the tool's top-level title, falling back
 // to annotations.title; null if neither is set.
-// Options: --token '' sends no Authorization header; --timeout SECS (default 30).
+// Options: --token '' sends no Authorization header; --timeout SECS (default 30);
+// --validate lists the tools before a call: the sdk validates a structuredContent against the
+// tool's outputSchema only for tools it has listed (a mismatch is then a failure, exit 1).
 
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -37,13 +40,13 @@ const { McpError } = await load('types.js');
 const sdkVersion = (await import(pathToFileURL(join(sdkRoot, 'package.json')).href, { with: { type: 'json' } })).default.version;
 
 function usage(msg) {
-  process.stderr.write(`ts_client.mjs: ${msg}\nusage: ts_client.mjs --url URL [--token TOKEN] [--timeout SECS] (list | call NAME [JSON_ARGS])\n`);
+  process.stderr.write(`ts_client.mjs: ${msg}\nusage: ts_client.mjs --url URL [--token TOKEN] [--timeout SECS] [--validate] (list | call NAME [JSON_ARGS])\n`);
   process.exit(2);
 }
 
 // ---- arguments ---------------------------------------------------------------
 const argv = process.argv.slice(2);
-const opts = { token: '', timeout: 30 };
+const opts = { token: '', timeout: 30, validate: false };
 const rest = [];
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -53,6 +56,8 @@ for (let i = 0; i < argv.length; i++) {
     const v = inline ?? argv[++i];
     if (v === undefined) usage(`${flag} needs a value`);
     opts[flag.slice(2)] = v;
+  } else if (a === '--validate') {
+    opts.validate = true;
   } else if (a === '-h' || a === '--help') {
     usage('help');
   } else {
@@ -142,9 +147,11 @@ try {
       } while (cursor);
       payload = { tools };
     } else {
+      if (opts.validate) await client.listTools(undefined, { timeout: timeoutMs });
       const res = await client.callTool({ name: toolName, arguments: toolArgs }, undefined, { timeout: timeoutMs });
       const text = (res.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
       payload = { isError: Boolean(res.isError), text };
+      if (res.structuredContent !== undefined) payload.structured = res.structuredContent;
     }
   } catch (err) {
     payload = protocolErrorFrom(err);

@@ -9,6 +9,7 @@ mod adversarial;
 mod auth;
 mod binary;
 mod chatgpt;
+mod chatgpt_structured;
 mod clients;
 mod default_config;
 mod doctor;

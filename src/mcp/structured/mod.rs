@@ -3,6 +3,7 @@
 //! (2025-06-18 and later). The JSON is the text reply's own fields, split back out of the text
 //! ([`read`], [`write`]): one source, so the two cannot disagree and the JSON shows nothing the
 //! read path did not already mask. The text content stays exactly as without this option.
+//! `search` and `fetch` (`[mcp] chatgpt_tools`) already reply in JSON: theirs is that JSON.
 
 mod fields;
 mod read;
@@ -17,7 +18,7 @@ use rmcp::model::{CallToolResult, ProtocolVersion, Tool};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
-use super::catalog::{READ_TOOL, WRITE_TOOL};
+use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
 use super::error::ToolError;
 use super::read::ReadQuery;
 
@@ -33,8 +34,8 @@ pub fn add_schemas(tools: &mut [Tool]) {
     }
 }
 
-/// The JSON of a reply of the tool `name` called with `args`: the text's fields, or the error's
-/// code and message.
+/// The JSON of a reply of the tool `name` called with `args`: the text's fields (for `search`
+/// and `fetch`, whose text is JSON, that JSON itself), or the error's code and message.
 /// `None` for a tool without an output schema.
 pub fn content(
     name: &str,
@@ -53,7 +54,9 @@ pub fn content(
     Some(match name {
         READ_TOOL => read_reply(args, text),
         WRITE_TOOL => write::reply(text),
-        _ => write::validation(text),
+        VALIDATE_TOOL => write::validation(text),
+        // Always JSON (`chatgpt::call` writes it); it serializes back to the same bytes.
+        _ => serde_json::from_str(text).ok()?,
     })
 }
 

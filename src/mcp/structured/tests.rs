@@ -135,3 +135,20 @@ fn what_an_item_holds_beyond_text() {
         json!("html text/html 120B; text from text/html")
     );
 }
+
+/// `search` and `fetch` write JSON as their text: their structured content is that JSON, and it
+/// serializes back to the text's bytes (escapes and non-ASCII included).
+#[test]
+fn search_and_fetch_are_their_text_s_json() {
+    let search = r#"{"results":[{"id":"copyq://tab/mcp/x?index=0#0011223344556677","title":"a \"b\" «в»\n","url":"copyq://tab/mcp/x?index=0"}]}"#;
+    let json = content("search", &Map::new(), Ok(search)).unwrap_or_default();
+    assert_eq!(json.to_string(), search);
+    let fetch = r#"{"id":"i","metadata":{"index":0,"tab":"mcp/x","tags":[]},"text":"x|y","title":"x|y","url":"u"}"#;
+    let json = content("fetch", &Map::new(), Ok(fetch)).unwrap_or_default();
+    assert_eq!(json.to_string(), fetch);
+    let e = crate::mcp::ToolError::InvalidParam("Parameter 'id' is required".into());
+    assert_eq!(
+        content("fetch", &Map::new(), Err(&e)).unwrap_or_default(),
+        json!({"error": {"code": "INVALID_PARAM", "message": "Parameter 'id' is required"}})
+    );
+}
