@@ -167,11 +167,24 @@ async fn accepted(schema: &Value, instances: &[Value]) -> Vec<bool> {
     serde_json::from_slice(&out.stdout).expect("a JSON list")
 }
 
-/// The schemas refuse what OpenAI's shapes do not allow, so the clients' validation above is a
-/// real check: each wrong shape here would have failed them.
+/// The schemas `tools/list` serves refuse what OpenAI's shapes do not allow, so the clients'
+/// validation above is a real check: each wrong shape here would have failed them.
 #[tokio::test]
 async fn the_schemas_refuse_other_shapes() {
     run_install("tests/clients/install.sh");
+    let gw = gateway_with(copyq(), |s| {
+        s.mcp.structured = true;
+        s.mcp.chatgpt_tools = true;
+    })
+    .await;
+    let listing = run(Sdk::Python2, &gw, &gw.read, &["list"]).await;
+    let served = |name: &str| -> Value {
+        let tools = listing["tools"].as_array().cloned().unwrap_or_default();
+        let tool = tools.into_iter().find(|t| t["name"] == json!(name));
+        let schema = tool.map(|t| t["outputSchema"].clone()).unwrap_or_default();
+        assert!(schema.is_object(), "no outputSchema for {name}: {listing}");
+        schema
+    };
     let hit = json!({"id": "i", "title": "t", "url": "u"});
     let error = json!({"code": "C", "message": "m"});
     let search = [
@@ -193,7 +206,7 @@ async fn the_schemas_refuse_other_shapes() {
         (json!({"error": {"code": "C"}}), false),
     ];
     let (instances, want): (Vec<Value>, Vec<bool>) = search.into_iter().unzip();
-    assert_eq!(accepted(&search_schema(), &instances).await, want);
+    assert_eq!(accepted(&served("search"), &instances).await, want);
 
     let meta = json!({"tab": "mcp/x", "index": 0, "tags": []});
     let doc = json!({"id": "i", "title": "t", "text": "x", "url": "u", "metadata": meta});
@@ -229,7 +242,7 @@ async fn the_schemas_refuse_other_shapes() {
         (with("error", error.clone()), false),
     ];
     let (instances, want): (Vec<Value>, Vec<bool>) = fetch.into_iter().unzip();
-    assert_eq!(accepted(&fetch_schema(), &instances).await, want);
+    assert_eq!(accepted(&served("fetch"), &instances).await, want);
 }
 
 /// One session-less POST naming `version` (no header: none).
