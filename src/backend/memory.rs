@@ -20,9 +20,9 @@ pub struct MemoryBackend {
     max_items: usize,
     /// Every read asked, for tests that count them (see [`MemoryBackend::reads`]).
     reads: Arc<Mutex<Vec<String>>>,
-    /// A tab's items as they are to be once the next read is answered: another client's change
+    /// Tabs' items as they are to be once the next read is answered: another client's change
     /// between two reads of one call.
-    meanwhile: Arc<Mutex<Option<(String, Vec<Item>)>>>,
+    meanwhile: Arc<Mutex<Tabs>>,
 }
 
 impl Default for MemoryBackend {
@@ -60,7 +60,10 @@ impl MemoryBackend {
     /// Make `items` the rows of the existing tab `tab` right after the next read is answered, as
     /// another client changing the tab between two reads would.
     pub fn set_after_next_read(&self, tab: &str, items: Vec<Item>) {
-        *self.meanwhile.lock().unwrap_or_else(|e| e.into_inner()) = Some((tab.to_owned(), items));
+        self.meanwhile
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((tab.to_owned(), items));
     }
 
     /// `read` noted, and what was to happen after it done.
@@ -69,15 +72,13 @@ impl MemoryBackend {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(read);
-        let meanwhile = self
-            .meanwhile
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some((tab, now)) = meanwhile
-            && let Some((_, items)) = self.lock().iter_mut().find(|(n, _)| *n == tab)
-        {
-            *items = now;
+        let meanwhile =
+            std::mem::take(&mut *self.meanwhile.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut tabs = self.lock();
+        for (tab, now) in meanwhile {
+            if let Some((_, items)) = tabs.iter_mut().find(|(n, _)| *n == tab) {
+                *items = now;
+            }
         }
     }
 
