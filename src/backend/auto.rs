@@ -8,7 +8,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::{
-    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, Snapshot, SocketBackend, Whole,
+    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, RowsPage, Snapshot,
+    SocketBackend, TabRows, Whole,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +92,10 @@ impl AutoBackend {
 
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         routed!(self, read(request))
+    }
+
+    pub async fn read_rows(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
+        routed!(self, read_rows(wanted))
     }
 
     pub async fn format(

@@ -17,6 +17,7 @@ mod content;
 pub(crate) mod exe;
 mod process;
 mod reply;
+mod rows;
 mod whole;
 
 use reply::Owed;
@@ -107,6 +108,18 @@ struct RawItem {
     content: content::RawContent,
 }
 
+impl From<RawItem> for Item {
+    fn from(i: RawItem) -> Self {
+        Item {
+            text: i.text,
+            tags: split_tags(&i.tags),
+            note: i.note,
+            secret: i.secret,
+            content: i.content.into(),
+        }
+    }
+}
+
 impl CliBackend {
     pub fn new(config: CliConfig) -> Self {
         let slots = Arc::new(Semaphore::new(config.max_concurrent.max(1)));
@@ -188,17 +201,7 @@ impl CliBackend {
             .map(|p| TabPage {
                 name: p.name,
                 total: p.total,
-                items: p
-                    .items
-                    .into_iter()
-                    .map(|i| Item {
-                        text: i.text,
-                        tags: split_tags(&i.tags),
-                        note: i.note,
-                        secret: i.secret,
-                        content: i.content.into(),
-                    })
-                    .collect(),
+                items: p.items.into_iter().map(Item::from).collect(),
             })
             .collect();
         let snap = Snapshot {

@@ -146,6 +146,21 @@
     return { tabs: tabs, max_items: maxItems, all_tabs: tab() };
   }
 
+  // Rows of tabs, whole, by row number ({name, rows} each): a listing's previews that a mask made
+  // unsure. A missing tab is left out (never created); a row past a tab's end is null.
+  function rows(req) {
+    var all = tab();
+    var tabs = [];
+    req.tabs.forEach(function (t) {
+      if (all.indexOf(t.name) === -1) return;
+      tab(t.name);
+      var total = size();
+      var items = t.rows.map(function (r) { return r < total ? item(getItem(r), null) : null; });
+      tabs.push({ name: t.name, total: total, items: items });
+    });
+    return { tabs: tabs };
+  }
+
   // One format of one row, whole (mcp_read item's image): base64, or null when not there.
   function format(req) {
     if (!exists(req.tab)) return { data: null };
@@ -391,8 +406,8 @@
     return { items_removed: removed };
   }
 
-  var ops = { read: read, format: format, ping: ping, insert: insertItem, change: changeItem, remove: removeItem,
-              move: moveItem, whole: whole, create_tab: createTab, remove_tabs: removeTabs };
+  var ops = { read: read, rows: rows, format: format, ping: ping, insert: insertItem, change: changeItem,
+              remove: removeItem, move: moveItem, whole: whole, create_tab: createTab, remove_tabs: removeTabs };
 
   var reply;
   try {

@@ -3,7 +3,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{BackendError, Item, Persisted, ReadRequest, Snapshot, TabPage, TabSelector, Whole};
+use super::{
+    BackendError, Item, Persisted, ReadRequest, RowsPage, Snapshot, TabPage, TabRows, TabSelector,
+    Whole,
+};
 
 /// Tabs in CopyQ order, each a list of items with row 0 first.
 type Tabs = Vec<(String, Vec<Item>)>;
@@ -15,6 +18,11 @@ const DEFAULT_MAX_ITEMS: usize = 200;
 pub struct MemoryBackend {
     tabs: Arc<Mutex<Tabs>>,
     max_items: usize,
+    /// Every read asked, for tests that count them (see [`MemoryBackend::reads`]).
+    reads: Arc<Mutex<Vec<String>>>,
+    /// Tabs' items as they are to be once the next read is answered: another client's change
+    /// between two reads of one call.
+    meanwhile: Arc<Mutex<Tabs>>,
 }
 
 impl Default for MemoryBackend {
@@ -28,6 +36,8 @@ impl MemoryBackend {
         Self {
             tabs: Arc::new(Mutex::new(tabs)),
             max_items: DEFAULT_MAX_ITEMS,
+            reads: Arc::default(),
+            meanwhile: Arc::default(),
         }
     }
 
@@ -39,6 +49,37 @@ impl MemoryBackend {
     fn lock(&self) -> MutexGuard<'_, Tabs> {
         // A panic while holding the lock leaves plain data behind; keep serving it.
         self.tabs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The reads asked so far, each as its request's `Debug` (`read ReadRequest {..}`,
+    /// `rows [TabRows {..}]`).
+    pub fn reads(&self) -> Vec<String> {
+        self.reads.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Make `items` the rows of the existing tab `tab` right after the next read is answered, as
+    /// another client changing the tab between two reads would.
+    pub fn set_after_next_read(&self, tab: &str, items: Vec<Item>) {
+        self.meanwhile
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((tab.to_owned(), items));
+    }
+
+    /// `read` noted, and what was to happen after it done.
+    fn answered(&self, read: String) {
+        self.reads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(read);
+        let meanwhile =
+            std::mem::take(&mut *self.meanwhile.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut tabs = self.lock();
+        for (tab, now) in meanwhile {
+            if let Some((_, items)) = tabs.iter_mut().find(|(n, _)| *n == tab) {
+                *items = now;
+            }
+        }
     }
 
     pub fn ping(&self) -> Result<(), BackendError> {
@@ -56,10 +97,30 @@ impl MemoryBackend {
     }
 
     pub fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
-        Ok(Snapshot {
+        let snapshot = Snapshot {
             pages: self.pages(req),
             all_tabs: self.lock().iter().map(|(n, _)| n.clone()).collect(),
-        })
+        };
+        self.answered(format!("read {req:?}"));
+        Ok(snapshot)
+    }
+
+    pub fn read_rows(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
+        let tabs = self.lock();
+        let pages = wanted
+            .iter()
+            .filter_map(|w| {
+                let (_, items) = tabs.iter().find(|(name, _)| *name == w.name)?;
+                Some(RowsPage {
+                    name: w.name.clone(),
+                    total: items.len(),
+                    items: w.rows.iter().map(|r| items.get(*r).cloned()).collect(),
+                })
+            })
+            .collect();
+        drop(tabs);
+        self.answered(format!("rows {wanted:?}"));
+        Ok(pages)
     }
 
     pub fn read_with_max_items(

@@ -52,6 +52,23 @@ pub struct ReadRequest {
     pub preview: Option<usize>,
 }
 
+/// Rows of one tab to read again whole, by row number: what a listing asks for when a preview it
+/// cut must be cut again from a masked whole text (see `mcp/read/cut.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TabRows {
+    pub name: String,
+    pub rows: Vec<usize>,
+}
+
+/// Rows of one tab read whole, as asked by a [`TabRows`]: the tab's length now, and each asked row
+/// (`None`: past the tab's end now).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsPage {
+    pub name: String,
+    pub total: usize,
+    pub items: Vec<Option<Item>>,
+}
+
 /// The rows read from one tab, in CopyQ's tab order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabPage {
@@ -140,6 +157,12 @@ macro_rules! dispatch {
 impl Backend {
     pub async fn read(&self, request: &ReadRequest) -> Result<Snapshot, BackendError> {
         dispatch!(self, read(request))
+    }
+
+    /// Rows of tabs, whole (uncut), in one read: one page per asked tab that exists, in the order
+    /// asked (a missing tab is left out, and never created).
+    pub async fn read_rows(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
+        dispatch!(self, read_rows(wanted))
     }
 
     /// The bytes of one format of row `row` in the existing tab `tab` (`None`: the row or the

@@ -9,6 +9,7 @@
 //! Unit tests of every mode and scope over the in-memory backend are in `tests.rs`; replies
 //! against a real CopyQ, seeded with a copy of that data (plus a tab), in tests/copyq/read.rs.
 
+mod again;
 #[cfg(test)]
 mod coverage_tests;
 mod cut;

@@ -19,10 +19,11 @@ pub(super) struct Masked {
     pub page: TabPage,
     /// Each item's version as the caller sees it (only when asked: see [`crate::mcp::mask::version`]).
     pub versions: Vec<String>,
-    /// A mask changed an item whose text or note the read cut short, so that its preview may
-    /// hold text from past the cut, unmasked (a secret the cut split is not recognised): see
-    /// [`read_whole`]. Such a page is read again whole, masked, then cut.
-    pub cut_secret: bool,
+    /// The items (index in `page.items`, and the raw item as read) a mask changed where the read
+    /// cut their text or note short, so that their previews may hold text from past the cut,
+    /// unmasked (a secret the cut split is not recognised): see [`read_whole`]. Such rows are read
+    /// again whole, masked, then cut.
+    pub unsure: Vec<(usize, Item)>,
 }
 
 /// Whether CopyQ may have cut `text` to `budget` UTF-16 units.
@@ -44,17 +45,20 @@ pub(super) fn mask_page(
         mask(r, &mut tab.shown);
     }
     let mut out = Vec::new();
-    let mut cut_secret = false;
-    for it in &mut page.items {
+    let mut unsure = Vec::new();
+    for (i, it) in page.items.iter_mut().enumerate() {
         let raw = versions.then(|| it.clone());
         // A text derived from a source the read cut may have lost a secret's tail the same way.
-        let derives = it.text.is_empty() && it.content.rich.is_some();
-        let unsure = |s: &str| {
+        let derives = it.text.is_empty() && it.content.rich.is_some() && budget.is_some();
+        let needs_whole = |s: &str| {
             maybe_cut(s, budget) && redactor.is_some_and(|r| !it.secret && read_whole(r, s))
         };
-        let cut = unsure(&it.text) || unsure(&it.note);
+        let cut = needs_whole(&it.text) || needs_whole(&it.note);
+        let before = (cut || derives).then(|| it.clone());
         let changed = show(redactor, it);
-        cut_secret |= cut || (derives && budget.is_some() && changed);
+        if let Some(before) = before.filter(|_| cut || changed) {
+            unsure.push((i, before));
+        }
         if let Some(raw) = raw {
             out.push(crate::mcp::mask::version(
                 &tools.version_key,
@@ -68,7 +72,7 @@ pub(super) fn mask_page(
         tab,
         page,
         versions: out,
-        cut_secret,
+        unsure,
     }
 }
 

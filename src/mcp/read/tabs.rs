@@ -65,42 +65,22 @@ fn by_tab_order(a: &Masked, b: &Masked) -> Ordering {
     (a.tab.external, &a.tab.shown).cmp(&(b.tab.external, &b.tab.shown))
 }
 
-/// `request` read and masked, with the names of every tab CopyQ has; a page where a mask changed an item the read had cut short is read
-/// again whole (then masked, then cut by the preview): masking first, so that no cut splits a
-/// secret the rules would then miss.
+/// `request` read and masked, with the names of every tab CopyQ has; the rows where a mask changed
+/// an item the read had cut short are read again whole (then masked, then cut by the preview):
+/// masking first, so that no cut splits a secret the rules would then miss (see [`super::again`]).
 async fn read_masked(
     tools: &ToolState,
     request: &ReadRequest,
     versions: bool,
 ) -> Result<(Vec<Masked>, Vec<String>), ToolError> {
     let snapshot = tools.backend.read(request).await?;
-    let (pages, all_tabs) = (snapshot.pages, snapshot.all_tabs);
-    let mut out: Vec<Masked> = pages
+    let mut out: Vec<Masked> = snapshot
+        .pages
         .into_iter()
         .map(|p| mask_page(tools, p, request.preview, versions))
         .collect();
-    let again: Vec<String> = out
-        .iter()
-        .filter(|m| m.cut_secret)
-        .map(|m| m.page.name.clone())
-        .collect();
-    if !again.is_empty() {
-        let whole = ReadRequest {
-            tabs: TabSelector::Names {
-                names: again.clone(),
-            },
-            preview: None,
-            ..request.clone()
-        };
-        let fresh = tools.backend.read(&whole).await?.pages;
-        out.retain(|m| !again.contains(&m.page.name));
-        out.extend(
-            fresh
-                .into_iter()
-                .map(|p| mask_page(tools, p, None, versions)),
-        );
-    }
-    Ok((out, all_tabs))
+    super::again::settle(tools, &mut out, request, versions).await?;
+    Ok((out, snapshot.all_tabs))
 }
 
 /// Every tab of `scope` that `tabs` covers, in the reference's order: the others do not exist for

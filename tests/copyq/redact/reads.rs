@@ -53,6 +53,45 @@ async fn a_listing_masks_before_it_cuts() {
     }
 }
 
+/// Only the rows whose previews a mask made unsure are read again whole (by their row in the
+/// tab, past `skip`); the other rows keep the first read's cut.
+#[tokio::test]
+async fn a_listing_reads_again_only_the_rows_it_must() {
+    let key = "AKIAQYLPMN5HTIQR7WDG";
+    let keyed = |n: usize| format!("{} key {key} and more {n}", private_key(305));
+    let long = format!("plain {}", "words ".repeat(80));
+    copyq()
+        .seed(
+            "masks-rows",
+            &items(&["zero", "one", &keyed(2), &long, &keyed(4), "five"]),
+        )
+        .expect("seed");
+    let shown = |n: usize| {
+        format!("\"[redacted:private-key] key [redacted:aws-access-token] and more {n}\"")
+    };
+    // The preview of an unmasked cut text: its first 77 characters and an ellipsis.
+    let preview = format!("{}...", &long[..77]);
+    for backend in BACKENDS {
+        let (_gw, c) = session(Redact::External, backend).await;
+        let list = ok(
+            &c,
+            "mcp_read",
+            json!({"mode": "list", "tab": "masks-rows", "scope": "external", "skip": 1, "max_items": 4}),
+        )
+        .await;
+        assert_eq!(
+            list,
+            format!(
+                "mode:list|tab:masks-rows|scope:external|total:6|showing:1-4\n1|\"one\"|[]\n2|{}|[]\n3|\"{}\"|[]\n4|{}|[]",
+                shown(2),
+                preview,
+                shown(4)
+            ),
+            "{backend}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn an_external_tab_named_after_a_token_is_masked_and_cannot_be_named() {
     let token = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";

@@ -5,7 +5,9 @@ use super::super::slots;
 use super::super::value::{Map, Value};
 use super::rows::{into_map, item_from};
 use super::{SocketBackend, cut, data_file, failed, row_arg};
-use crate::backend::{BackendError, Item, ReadRequest, Snapshot, TabPage, TabSelector};
+use crate::backend::{
+    BackendError, Item, ReadRequest, RowsPage, Snapshot, TabPage, TabRows, TabSelector,
+};
 
 /// The most row calls asked together with the lengths (past it, the lengths are asked first, so
 /// that only rows that exist are asked: a long window of short tabs would be mostly misses).
@@ -93,6 +95,52 @@ impl SocketBackend {
             })
             .collect();
         Ok(Snapshot { pages, all_tabs })
+    }
+
+    /// Rows of tabs, whole: the tab list, then every length and row in one batch.
+    pub async fn read_rows(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
+        self.settle_owed().await?;
+        let all_tabs = self.tabs().await?;
+        let wanted: Vec<&TabRows> = wanted
+            .iter()
+            .filter(|w| all_tabs.contains(&w.name))
+            .collect();
+        let mut calls = Vec::new();
+        for w in &wanted {
+            calls.push(slots::browser_length(&w.name));
+            calls.extend(
+                w.rows
+                    .iter()
+                    .map(|r| slots::browser_item_data(&w.name, row_arg(*r))),
+            );
+        }
+        let mut replies = self.call_many(calls).await?.into_iter();
+        let mut pages = Vec::with_capacity(wanted.len());
+        for w in wanted {
+            let length = slots::browser_length(&w.name);
+            let reply = replies.next().unwrap_or(Value::Invalid);
+            let total =
+                usize::try_from(slots::expect_int(&length, reply).map_err(failed)?).unwrap_or(0);
+            let asked: Vec<(usize, Option<Value>)> =
+                w.rows.iter().map(|r| (*r, replies.next())).collect();
+            let maps = asked
+                .into_iter()
+                .filter(|(r, _)| *r < total)
+                .map(|(r, reply)| (r, into_map(reply)))
+                .collect();
+            let mut items = self.items_of(&w.name, maps, None).await?.into_iter();
+            let items = w
+                .rows
+                .iter()
+                .map(|r| if *r < total { items.next() } else { None })
+                .collect();
+            pages.push(RowsPage {
+                name: w.name.clone(),
+                total,
+                items,
+            });
+        }
+        Ok(pages)
     }
 
     /// One format's bytes (a `DataFile`'s content too: CopyQ reads the file for this slot).
