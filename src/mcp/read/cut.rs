@@ -144,13 +144,15 @@ mod tests {
         let budget = Some(crate::mcp::format::PREVIEW_UNITS);
         let password = format!("PGPASSWORD=Barsik1987 psql -h db -U app\n{prose}");
         let settled = page(&[password.clone(), prose.clone()]);
-        assert!(!super::super::redact::mask_page(&tools, settled, budget, false).cut_secret);
+        let masked = super::super::redact::mask_pages(&tools, vec![settled], budget, false);
+        assert!(!masked[0].cut_secret);
         let key = format!(
             "{}Authorization: Bearer {}",
             "w ".repeat(20),
             "a1".repeat(200)
         );
         let unsure = page(&[password, key]);
-        assert!(super::super::redact::mask_page(&tools, unsure, budget, false).cut_secret);
+        let masked = super::super::redact::mask_pages(&tools, vec![unsure], budget, false);
+        assert!(masked[0].cut_secret);
     }
 }

@@ -13,6 +13,7 @@
 mod coverage_tests;
 mod cut;
 pub mod image;
+mod parallel;
 mod query;
 mod redact;
 mod render;

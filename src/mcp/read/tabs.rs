@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use super::redact::{Masked, mask_page, name_masked};
+use super::redact::{Masked, mask_pages, name_masked};
 use crate::backend::{ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::ToolState;
@@ -75,10 +75,7 @@ async fn read_masked(
 ) -> Result<(Vec<Masked>, Vec<String>), ToolError> {
     let snapshot = tools.backend.read(request).await?;
     let (pages, all_tabs) = (snapshot.pages, snapshot.all_tabs);
-    let mut out: Vec<Masked> = pages
-        .into_iter()
-        .map(|p| mask_page(tools, p, request.preview, versions))
-        .collect();
+    let mut out = mask_pages(tools, pages, request.preview, versions);
     let again: Vec<String> = out
         .iter()
         .filter(|m| m.cut_secret)
@@ -94,11 +91,7 @@ async fn read_masked(
         };
         let fresh = tools.backend.read(&whole).await?.pages;
         out.retain(|m| !again.contains(&m.page.name));
-        out.extend(
-            fresh
-                .into_iter()
-                .map(|p| mask_page(tools, p, None, versions)),
-        );
+        out.extend(mask_pages(tools, fresh, None, versions));
     }
     Ok((out, all_tabs))
 }
