@@ -48,8 +48,18 @@ impl Gateway {
 
     /// As [`Gateway::start`], with more `COPYQ_MCP__*` settings.
     pub fn start_with(copyq: &PrivateCopyq, backend: &str, env: &[(&str, &str)]) -> Gateway {
+        Self::start_bin(BIN, copyq, backend, env)
+    }
+
+    /// As [`Gateway::start_with`], the gateway built at `bin` (another build, to compare with).
+    pub fn start_bin(
+        bin: &str,
+        copyq: &PrivateCopyq,
+        backend: &str,
+        env: &[(&str, &str)],
+    ) -> Gateway {
         let data = tempfile::tempdir().expect("tempdir");
-        let out = Command::new(BIN)
+        let out = Command::new(bin)
             .args([
                 "token",
                 "issue",
@@ -63,7 +73,7 @@ impl Gateway {
             .output()
             .expect("token");
         let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(bin)
             .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
             .arg(data.path())
             .env("COPYQ_MCP__COPYQ__BACKEND", backend)

@@ -34,27 +34,50 @@ fn seed_secrets(copyq: &PrivateCopyq) {
     copyq.eval(&script, &json).expect("seed the secrets tab");
 }
 
-/// The first search of a gateway just started, off and on alike, over `COLD_ROUNDS` rounds.
-async fn first_search(copyq: &PrivateCopyq, http: &reqwest::Client, body: &Value) -> String {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..COLD_ROUNDS {
-        for (mode, out) in [("off", &mut a), ("all", &mut b)] {
-            let g = Gateway::start_with(copyq, "socket", &[("COPYQ_MCP__PRIVACY__REDACT", mode)]);
+/// The first search of a gateway just started, off and on alike, over `COPYQ_MCP_BENCH_ROUNDS`
+/// rounds (default 7). With `COPYQ_MCP_BENCH_BEFORE` naming another build of the gateway (the code
+/// before a change), each round also starts that one with redaction on, and a second row compares
+/// it with the same rounds' "off".
+async fn first_search(copyq: &PrivateCopyq, http: &reqwest::Client, body: &Value) -> Vec<String> {
+    let rounds = std::env::var("COPYQ_MCP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(COLD_ROUNDS);
+    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").ok();
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let mut runs = vec![(None, "off", &mut a), (None, "all", &mut b)];
+        if let Some(bin) = &before {
+            runs.push((Some(bin.as_str()), "all", &mut c));
+        }
+        for (bin, mode, out) in runs {
+            let env = [("COPYQ_MCP__PRIVACY__REDACT", mode)];
+            let g = match bin {
+                Some(bin) => Gateway::start_bin(bin, copyq, "socket", &env),
+                None => Gateway::start_with(copyq, "socket", &env),
+            };
             let t = Instant::now();
             post(http, &g.url, Some(&g.token), body).await;
             out.push(t.elapsed());
         }
     }
-    let (a, b) = (stats(a), stats(b));
-    format!(
-        "| search 10,000 items, first after start ({COLD_ROUNDS} starts) | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
-        a.0,
-        a.1,
-        b.0,
-        b.1,
-        b.0 - a.0,
-        b.0 / a.0
-    )
+    let a = stats(a);
+    let row = |what: &str, b: (f64, f64)| {
+        format!(
+            "| search 10,000 items, first after start ({rounds} starts){what} | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
+            a.0,
+            a.1,
+            b.0,
+            b.1,
+            b.0 - a.0,
+            b.0 / a.0
+        )
+    };
+    let mut rows = vec![row("", stats(b))];
+    if !c.is_empty() {
+        rows.push(row(", \"all\" from COPYQ_MCP_BENCH_BEFORE", stats(c)));
+    }
+    rows
 }
 
 pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
@@ -72,9 +95,10 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         .find(|(name, ..)| name.starts_with("search"))
         .map(|(_, args, ..)| tool_call(args))
         .expect("the search operation");
-    let row = first_search(copyq, http, &search).await;
-    println!("{row}");
-    rows.push(row);
+    for row in first_search(copyq, http, &search).await {
+        println!("{row}");
+        rows.push(row);
+    }
     let reads = operations()
         .into_iter()
         .filter(|(name, ..)| !name.starts_with("add") && !name.starts_with("tree"))

@@ -219,6 +219,17 @@ impl Redactor {
             .unwrap_or_default()
     }
 
+    /// Whether `text` is one of the texts seen lately (masking it again costs a lookup alone).
+    pub fn remembers(&self, text: &str) -> bool {
+        text.is_empty()
+            || self
+                .seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(text)
+                .is_some()
+    }
+
     /// `text` masked, from the texts seen lately or by the rules (then remembered); `None` when
     /// there is nothing to mask.
     fn remembered(&self, text: &str) -> Option<Arc<Masked>> {

@@ -4,7 +4,7 @@
 //! one is not (or the tab's length changed), its page is read again whole instead, as before
 //! there were row reads: one consistent page, masked, then cut.
 
-use super::redact::{Masked, mask_page};
+use super::redact::{Masked, mask_pages};
 use crate::backend::{Item, ReadRequest, RowsPage, TabPage, TabRows, TabSelector};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
@@ -52,11 +52,7 @@ pub(super) async fn settle(
     };
     let fresh = tools.backend.read(&whole).await?.pages;
     pages.retain(|m| !again.contains(&m.page.name));
-    pages.extend(
-        fresh
-            .into_iter()
-            .map(|p| mask_page(tools, p, None, versions)),
-    );
+    pages.extend(mask_pages(tools, fresh, None, versions));
     Ok(())
 }
 
@@ -95,12 +91,13 @@ fn put(tools: &ToolState, m: &mut Masked, items: Vec<Item>, versions: bool) {
         total: m.page.total,
         items,
     };
-    let fixed = mask_page(tools, page, None, versions);
     let rows = std::mem::take(&mut m.unsure);
-    for (k, ((i, _), it)) in rows.into_iter().zip(fixed.page.items).enumerate() {
-        m.page.items[i] = it;
-        if let (Some(v), Some(slot)) = (fixed.versions.get(k), m.versions.get_mut(i)) {
-            slot.clone_from(v);
+    for fixed in mask_pages(tools, vec![page], None, versions) {
+        for (k, ((i, _), it)) in rows.iter().zip(fixed.page.items).enumerate() {
+            m.page.items[*i] = it;
+            if let (Some(v), Some(slot)) = (fixed.versions.get(k), m.versions.get_mut(*i)) {
+                slot.clone_from(v);
+            }
         }
     }
 }

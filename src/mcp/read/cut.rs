@@ -144,15 +144,16 @@ mod tests {
         let budget = Some(crate::mcp::format::PREVIEW_UNITS);
         let password = format!("PGPASSWORD=Barsik1987 psql -h db -U app\n{prose}");
         let settled = page(&[password.clone(), prose.clone()]);
-        let settled = super::super::redact::mask_page(&tools, settled, budget, false);
-        assert!(settled.unsure.is_empty());
+        let masked = super::super::redact::mask_pages(&tools, vec![settled], budget, false);
+        assert!(masked[0].unsure.is_empty());
         let key = format!(
             "{}Authorization: Bearer {}",
             "w ".repeat(20),
             "a1".repeat(200)
         );
         let unsure = page(&[password, key]);
-        let unsure = super::super::redact::mask_page(&tools, unsure, budget, false).unsure;
+        let unsure =
+            &super::super::redact::mask_pages(&tools, vec![unsure], budget, false)[0].unsure;
         assert_eq!(unsure.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1]);
     }
 }

@@ -14,6 +14,7 @@ mod again;
 mod coverage_tests;
 mod cut;
 pub mod image;
+mod parallel;
 mod query;
 mod redact;
 mod render;

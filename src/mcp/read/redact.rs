@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use super::cut::read_whole;
+use super::parallel;
 use crate::backend::{Item, TabPage};
 use crate::clipboard::TabRef;
 use crate::mcp::ToolState;
@@ -31,49 +32,122 @@ fn maybe_cut(text: &str, budget: Option<usize>) -> bool {
     budget.is_some_and(|b| text.encode_utf16().count() + 1 >= b)
 }
 
-/// Password-manager items hidden whole, in every mode; the rest masked if the mode covers the tab.
-/// `budget`: the cut the page was read with; `versions`: whether to compute them.
-pub(super) fn mask_page(
+/// One item of a read to mask, and what masking it found.
+struct Job<'a> {
+    page: usize,
+    /// The item's index in its page.
+    index: usize,
+    /// The tab's full name (an item's version is keyed to it).
+    name: &'a str,
+    redactor: Option<&'a Redactor>,
+    it: &'a mut Item,
+    /// The item as read, when its preview is unsure (see [`Masked::unsure`]).
+    unsure: Option<Item>,
+    version: Option<String>,
+}
+
+/// Each page of a read as the caller may see it: password-manager items hidden whole, in every
+/// mode; the rest masked if the mode covers the tab. `budget`: the cut the pages were read with;
+/// `versions`: whether to compute them. The items are independent, so a read with many to mask
+/// (the first search after start masks a whole history) shares them among threads
+/// ([`parallel::for_each`]); each comes out as it would alone.
+pub(super) fn mask_pages(
     tools: &ToolState,
-    mut page: TabPage,
+    pages: Vec<TabPage>,
     budget: Option<usize>,
     versions: bool,
-) -> Masked {
-    let mut tab = TabRef::from_full(&page.name);
-    let redactor = tools.privacy.redactor_for(tab.external);
-    if let Some(r) = redactor {
-        mask(r, &mut tab.shown);
-    }
-    let mut out = Vec::new();
-    let mut unsure = Vec::new();
-    for (i, it) in page.items.iter_mut().enumerate() {
-        let raw = versions.then(|| it.clone());
-        // A text derived from a source the read cut may have lost a secret's tail the same way.
-        let derives = it.text.is_empty() && it.content.rich.is_some() && budget.is_some();
-        let needs_whole = |s: &str| {
-            maybe_cut(s, budget) && redactor.is_some_and(|r| !it.secret && read_whole(r, s))
-        };
-        let cut = needs_whole(&it.text) || needs_whole(&it.note);
-        let before = (cut || derives).then(|| it.clone());
-        let changed = show(redactor, it);
-        if let Some(before) = before.filter(|_| cut || changed) {
-            unsure.push((i, before));
+) -> Vec<Masked> {
+    let mut out: Vec<Masked> = pages
+        .into_iter()
+        .map(|page| {
+            let mut tab = TabRef::from_full(&page.name);
+            if let Some(r) = tools.privacy.redactor_for(tab.external) {
+                mask(r, &mut tab.shown);
+            }
+            Masked {
+                tab,
+                page,
+                versions: Vec::new(),
+                unsure: Vec::new(),
+            }
+        })
+        .collect();
+    let mut jobs = Vec::new();
+    for (page, m) in out.iter_mut().enumerate() {
+        let redactor = tools.privacy.redactor_for(m.tab.external);
+        for (index, it) in m.page.items.iter_mut().enumerate() {
+            jobs.push(Job {
+                page,
+                index,
+                name: &m.page.name,
+                redactor,
+                it,
+                unsure: None,
+                version: None,
+            });
         }
-        if let Some(raw) = raw {
-            out.push(crate::mcp::mask::version(
-                &tools.version_key,
-                &page.name,
-                &raw,
-                changed,
-            ));
-        }
     }
-    Masked {
-        tab,
-        page,
-        versions: out,
-        unsure,
+    let weight = unseen(&jobs);
+    parallel::for_each(&mut jobs, weight, |j| {
+        let (unsure, version) = mask_one(
+            &tools.version_key,
+            j.name,
+            j.redactor,
+            budget,
+            versions,
+            j.it,
+        );
+        (j.unsure, j.version) = (unsure, version);
+    });
+    // In page and row order, as the jobs were made.
+    let found: Vec<(usize, usize, Option<Item>, Option<String>)> = jobs
+        .into_iter()
+        .map(|j| (j.page, j.index, j.unsure, j.version))
+        .collect();
+    for (page, index, unsure, version) in found {
+        let m = &mut out[page];
+        m.unsure.extend(unsure.map(|raw| (index, raw)));
+        m.versions.extend(version);
     }
+    out
+}
+
+/// About how many of `jobs` the rules must read, from a sample of their texts: a search read
+/// again finds its texts remembered, and a lookup each is too little work to share out (a thread
+/// started on a busy machine can keep the reply waiting longer than the lookups take).
+fn unseen(jobs: &[Job]) -> usize {
+    const SAMPLE: usize = 64;
+    let masked: Vec<&Job> = jobs.iter().filter(|j| j.redactor.is_some()).collect();
+    let step = (masked.len() / SAMPLE).max(1);
+    let sample: Vec<&Job> = masked.iter().copied().step_by(step).take(SAMPLE).collect();
+    let new = sample
+        .iter()
+        .filter(|j| j.redactor.is_some_and(|r| !r.remembers(&j.it.text)))
+        .count();
+    masked.len() * new / sample.len().max(1)
+}
+
+/// One item of tab `name` as shown: the item as read if its preview is unsure (see
+/// [`Masked::unsure`]), and its version as the caller sees it if `versions`.
+fn mask_one(
+    key: &[u8; 32],
+    name: &str,
+    redactor: Option<&Redactor>,
+    budget: Option<usize>,
+    versions: bool,
+    it: &mut Item,
+) -> (Option<Item>, Option<String>) {
+    let raw = versions.then(|| it.clone());
+    // A text derived from a source the read cut may have lost a secret's tail the same way.
+    let derives = it.text.is_empty() && it.content.rich.is_some() && budget.is_some();
+    let needs_whole =
+        |s: &str| maybe_cut(s, budget) && redactor.is_some_and(|r| !it.secret && read_whole(r, s));
+    let cut = needs_whole(&it.text) || needs_whole(&it.note);
+    let before = (cut || derives).then(|| it.clone());
+    let changed = show(redactor, it);
+    let unsure = before.filter(|_| cut || changed);
+    let version = raw.map(|raw| crate::mcp::mask::version(key, name, &raw, changed));
+    (unsure, version)
 }
 
 /// Whether the external tab `full`'s name is masked in this mode: then no client can name it.
@@ -85,7 +159,7 @@ pub(super) fn name_masked(privacy: &Privacy, full: &str) -> bool {
 }
 
 /// `items`, as a reply may show them from a managed (or, `external`, an external) tab: what
-/// [`mask_page`] does to a page, for the items a write's preview shows.
+/// [`mask_pages`] does to a page, for the items a write's preview shows.
 pub(crate) fn mask_items<'a>(
     privacy: &Privacy,
     external: bool,
@@ -220,6 +294,68 @@ mod tests {
             delete_preview(Redact::Off, true).await,
             preview("[redacted:password-manager]")
         );
+    }
+
+    /// A read large enough to be masked on several threads comes out item for item as each item
+    /// masked alone, in order: texts, notes, tags, versions, and whether a cut hid a secret.
+    #[test]
+    fn a_large_read_masked_on_threads_is_each_item_masked_alone() {
+        let corpus = include_str!("../../../tests/fixtures/secrets/clipboard.jsonl");
+        let texts: Vec<String> = corpus
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|it| it["text"].as_str().map(str::to_owned))
+            .collect();
+        let items: Vec<Item> = (0..2 * super::parallel::SHARED_FROM)
+            .map(|i| {
+                let text = &texts[i % texts.len()];
+                let note = &texts[(i * 7 + 3) % texts.len()];
+                let mut it = Item::new(text, &[note.lines().next().unwrap_or("")], note);
+                it.secret = i % 97 == 0;
+                it
+            })
+            .collect();
+        let t = tools(Redact::All);
+        let r = t.privacy.redactor_for(true).expect("redacts");
+        let budget = Some(crate::mcp::format::PREVIEW_UNITS);
+        let page = |name: &str| crate::backend::TabPage {
+            name: name.into(),
+            total: items.len(),
+            items: items.clone(),
+        };
+        let got = super::mask_pages(&t, vec![page("a"), page("mcp/b")], budget, true);
+        assert_eq!(got.len(), 2);
+        for m in got {
+            let mut cut = false;
+            let mut versions = Vec::new();
+            let mut want = items.clone();
+            for (raw, it) in items.iter().zip(&mut want) {
+                let (c, v) =
+                    super::mask_one(&t.version_key, &m.page.name, Some(r), budget, true, it);
+                cut |= c;
+                versions.extend(v);
+                assert_eq!(
+                    versions.last(),
+                    Some(&crate::mcp::mask::version(
+                        &t.version_key,
+                        &m.page.name,
+                        raw,
+                        it != raw
+                    ))
+                );
+            }
+            assert_eq!(m.page.items, want, "{}", m.page.name);
+            assert_eq!(m.versions, versions);
+            assert_eq!(m.cut_secret, cut);
+            assert!(
+                m.page
+                    .items
+                    .iter()
+                    .filter(|it| it.text.contains("[redacted:"))
+                    .count()
+                    > 500
+            );
+        }
     }
 
     #[tokio::test]

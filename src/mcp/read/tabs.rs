@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use super::redact::{Masked, mask_page, name_masked};
+use super::redact::{Masked, mask_pages, name_masked};
 use crate::backend::{ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::ToolState;
@@ -74,11 +74,7 @@ async fn read_masked(
     versions: bool,
 ) -> Result<(Vec<Masked>, Vec<String>), ToolError> {
     let snapshot = tools.backend.read(request).await?;
-    let mut out: Vec<Masked> = snapshot
-        .pages
-        .into_iter()
-        .map(|p| mask_page(tools, p, request.preview, versions))
-        .collect();
+    let mut out = mask_pages(tools, snapshot.pages, request.preview, versions);
     super::again::settle(tools, &mut out, request, versions).await?;
     Ok((out, snapshot.all_tabs))
 }
