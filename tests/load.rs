@@ -84,14 +84,25 @@ async fn sixty_four_clients_lose_nothing() {
         s.limits.burst = 100_000;
     })
     .await;
+    // Every client connects before any waits at the barrier: one that cannot connect fails the
+    // test here, where before its task's panic left the others waiting for it for ever.
+    let connecting: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (url, token) = (gw.url.clone(), gw.write.clone());
+            tokio::spawn(async move { client(&url, &token).await })
+        })
+        .collect();
+    let mut clients = Vec::new();
+    for c in connecting {
+        clients.push(c.await.expect("a client connects"));
+    }
     let start = Arc::new(Barrier::new(CLIENTS + 1));
-    let tasks: Vec<_> = (0..CLIENTS)
-        .map(|n| {
-            let (url, token, start) = (gw.url.clone(), gw.write.clone(), start.clone());
-            tokio::spawn(async move {
-                let c = client(&url, &token).await;
-                run_worker(n, c, start, (RUN_FOR, MAX_CALLS_PER_CLIENT)).await
-            })
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(n, c)| {
+            let start = start.clone();
+            tokio::spawn(run_worker(n, c, start, (RUN_FOR, MAX_CALLS_PER_CLIENT)))
         })
         .collect();
     start.wait().await;

@@ -2,7 +2,8 @@
 # The test command (README, .ci/run): installs what the tests need when it is missing (Debian's
 # copyq and xvfb; the pinned third-party MCP clients under target/clients), builds the Debian chroots
 # holding the other CopyQ versions, then runs formatting, lints, a check that every bug
-# tests/planted.sh plants still applies to the code, every test against a private real CopyQ (the
+# tests/planted.sh plants still applies to the code, that the HTTP edge's suites run with no
+# CopyQ (tests/lib/edge_guard.sh), every test against a private real CopyQ (the
 # host's 6.4), and the version matrix: the suites that drive CopyQ, with both backends,
 # against CopyQ 9.0, 10.0 and 17.0 in those chroots; last, the container image against 17.0
 # (tests/container/run.sh), and the Debian package installed in the Debian 13 chroot
@@ -56,6 +57,8 @@ timed cargo fmt --check
 timed cargo clippy --all-targets --locked -- -D warnings
 # Every planted bug of tests/planted.sh still applies to the code (the full run is by hand).
 timed bash tests/planted.sh --apply-only
+# The HTTP edge's suites still need no CopyQ: run with `copyq` and `Xvfb` that fail at once.
+timed bash tests/lib/edge_guard.sh --locked
 # Everything, with copyq.backend = auto (CopyQ's socket, natively), against the host's CopyQ...
 timed "${upgrade[@]}" cargo test --locked --lib --bins --tests
 # ...and the integration suites that drive CopyQ once more through the copyq CLI backend: the same

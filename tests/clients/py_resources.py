@@ -3,6 +3,7 @@
 end-to-end tests (run it with target/clients/py2/bin/python).
 
     py_resources.py --url URL --token TOKEN [--modern] list
+    (--token -: prints {"ready": true}, then reads the token from stdin's first line)
         -> {"resources": [{"uri", "name", "title", "mimeType"}...], "pages": N}   (every page)
     ... caps
         -> {"resources": <the resources capability the server announced, or null>}
@@ -154,7 +155,13 @@ def main() -> int:
     flood = sub.add_parser("flood")
     flood.add_argument("uri")
     flood.add_argument("count", type=int)
-    anyio.run(run, p.parse_args())
+    args = p.parse_args()
+    if args.token == "-":
+        # The caller issues the token once this client has loaded (seconds on a loaded machine),
+        # so that a short-lived one's lifetime starts at the connection, not before the imports.
+        emit({"ready": True})
+        args.token = sys.stdin.readline().strip()
+    anyio.run(run, args)
     return 0
 
 

@@ -197,8 +197,16 @@ struct Watcher {
 
 impl Watcher {
     async fn start(sdk: Sdk, url: &str, token: &str, uri: &str) -> Self {
+        let mut watcher = Self::spawn(sdk, url, token, uri);
+        watcher.subscribed(sdk, uri);
+        watcher
+    }
+
+    /// The client started, its stdin piped (for `--token -`), not yet waited for.
+    fn spawn(sdk: Sdk, url: &str, token: &str, uri: &str) -> Self {
         let mut cmd = command(sdk, url, token);
         cmd.args(["watch", uri])
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("start the client");
         let stdout = child.stdout.take().expect("stdout");
@@ -212,11 +220,13 @@ impl Watcher {
                 let _ = send.send(line);
             }
         });
-        let mut watcher = Self { child, lines };
-        let first =
-            tokio::task::block_in_place(|| watcher.next(std::time::Duration::from_secs(30)));
+        Self { child, lines }
+    }
+
+    /// Waits for the client's word that its subscription to `uri` holds.
+    fn subscribed(&mut self, sdk: Sdk, uri: &str) {
+        let first = tokio::task::block_in_place(|| self.next(std::time::Duration::from_secs(30)));
         assert_eq!(first, Some(json!({ "watching": uri })), "{sdk:?}");
-        watcher
     }
 
     /// The client's next line, if one comes within `wait`.

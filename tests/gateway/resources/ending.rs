@@ -3,6 +3,7 @@
 //! subscription, which a real client (the Python SDK 2.x, `subscriptions/listen` over HTTP) sees
 //! as the server's graceful end of its stream, with nothing changed in the tab meanwhile.
 
+use std::io::Write;
 use std::time::Duration;
 
 use super::{Sdk, Watcher, copyq, gateway_for};
@@ -42,13 +43,21 @@ async fn a_subscription_ends_when_its_token_expires() {
         .seed(EXPIRING, &items(&["still here"]))
         .expect("seed");
     let gw = gateway_for(Sdk::PythonModern, BackendKind::Socket).await;
-    // Long enough for the client to start and subscribe on a loaded machine, short for a test.
+    // The token is issued once the client has loaded: issued before, its lifetime went on the
+    // Python imports, which took longer than all of it on a loaded machine (the client's first
+    // request was refused, and the test saw no `watching`).
+    let mut watcher = Watcher::spawn(Sdk::PythonModern, &gw.url, "-", EXPIRING_URI);
+    let ready = tokio::task::block_in_place(|| watcher.next(Duration::from_secs(60)));
+    assert_eq!(ready, Some(json!({ "ready": true })));
+    // Long enough to connect and subscribe on a loaded machine, short for a test.
     let ttl = Some(Duration::from_secs(8));
     let short = copyq_mcp::app::token_service(&gw.settings)
         .expect("token service")
         .issue("short-lived", Role::Read, ttl)
         .expect("issue");
-    let watcher = Watcher::start(Sdk::PythonModern, &gw.url, &short, EXPIRING_URI).await;
+    let mut stdin = watcher.child.stdin.take().expect("stdin");
+    writeln!(stdin, "{short}").expect("send the token");
+    watcher.subscribed(Sdk::PythonModern, EXPIRING_URI);
     assert_eq!(watcher.ended(), Some(json!({ "ended": EXPIRING_URI })));
     assert_eq!(tab_texts(copyq(), EXPIRING), ["still here"]);
 }
