@@ -63,25 +63,37 @@ fn descriptors() -> [String; 3] {
     ]
 }
 
+/// The tab listed.
+async fn list(c: &Client) -> String {
+    ok(
+        c,
+        "mcp_read",
+        json!({"mode": "list", "tab": "workspace/rtf"}),
+    )
+    .await
+}
+
+/// The listing of the tab's three items, described by `descriptors`, each previewed `preview`.
+fn listing(descriptors: &[&String; 3], preview: &str) -> String {
+    let rows: Vec<String> = descriptors
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("{i}|content:{d}|\"{preview}\"|[]"))
+        .collect();
+    format!(
+        "mode:list|tab:workspace/rtf|full_path:{TAB}|total:3|showing:0-2\n{}",
+        rows.join("\n")
+    )
+}
+
 #[tokio::test]
 async fn rtf_items_read_as_their_masked_text() {
     let [lo, pandoc, picture] = descriptors();
     for backend in ["socket", "cli"] {
         let (_gw, c) = session(backend, Redact::All).await;
-        let got = ok(
-            &c,
-            "mcp_read",
-            json!({"mode": "list", "tab": "workspace/rtf"}),
-        )
-        .await;
         assert_eq!(
-            got,
-            format!(
-                "mode:list|tab:workspace/rtf|full_path:{TAB}|total:3|showing:0-2\n\
-                 0|content:{lo}|\"{PREVIEW}\"|[]\n\
-                 1|content:{pandoc}|\"{PREVIEW}\"|[]\n\
-                 2|content:{picture}|\"{PREVIEW}\"|[]"
-            ),
+            list(&c).await,
+            listing(&[&lo, &pandoc, &picture], PREVIEW),
             "{backend}"
         );
         for (index, descriptor) in [(0, &lo), (1, &pandoc), (2, &picture)] {
@@ -123,20 +135,9 @@ async fn a_listing_reads_past_the_header() {
         "Deploy notes The deploy key AKIAZ3MHQ7XWPLBV4KTN was rotated today. Ёлки-палк...";
     for backend in ["socket", "cli"] {
         let (_gw, c) = session(backend, Redact::Off).await;
-        let got = ok(
-            &c,
-            "mcp_read",
-            json!({"mode": "list", "tab": "workspace/rtf"}),
-        )
-        .await;
         assert_eq!(
-            got,
-            format!(
-                "mode:list|tab:workspace/rtf|full_path:{TAB}|total:3|showing:0-2\n\
-                 0|content:{lo}|\"{preview}\"|[]\n\
-                 1|content:{pandoc}|\"{preview}\"|[]\n\
-                 2|content:{picture}|\"{preview}\"|[]"
-            ),
+            list(&c).await,
+            listing(&[&lo, &pandoc, &picture], preview),
             "{backend}"
         );
     }

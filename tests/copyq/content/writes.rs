@@ -8,12 +8,7 @@ use crate::support::*;
 
 /// The PNG bytes row `row` of `tab` holds in CopyQ, read straight from CopyQ.
 fn png_in(tab: &str, row: usize) -> Vec<u8> {
-    use base64::Engine as _;
-    let script = format!("tab('{tab}'); print(toBase64(getItem({row})['image/png']))");
-    let out = copyq().eval(&script, b"").expect("read back");
-    base64::engine::general_purpose::STANDARD
-        .decode(out.trim())
-        .expect("base64")
+    bytes_in(tab, row, "image/png")
 }
 
 #[tokio::test]
