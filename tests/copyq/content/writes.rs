@@ -61,6 +61,17 @@ fn mimes_in(tab: &str) -> Vec<String> {
     serde_json::from_str(out.trim()).expect("a JSON list")
 }
 
+/// `copyq-mcp audit restore` of `gw`'s audit entry of `mode` on `tab`, through `backend`.
+fn restore_entry(gw: &Gateway, backend: &str, mode: &str, tab: &str) {
+    let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
+    let entries = store.audit_since(0, 10_000).expect("audit");
+    let entry = entries
+        .iter()
+        .find(|e| e.mode == mode && e.tab == tab)
+        .unwrap_or_else(|| panic!("{backend}: no {mode} entry in {entries:?}"));
+    restore(gw, backend, entry.id);
+}
+
 /// `copyq-mcp audit restore ID` on `gw`'s data dir, through `backend`.
 fn restore(gw: &Gateway, backend: &str, id: i64) {
     let (ok, _, stderr) = owner_with(
@@ -104,13 +115,7 @@ async fn a_deleted_screenshot_is_restored_byte_for_byte() {
         )
         .await;
         assert!(tab_texts(copyq(), &tab).is_empty(), "{backend}: deleted");
-        let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
-        let entries = store.audit_since(0, 10_000).expect("audit");
-        let deleted = entries
-            .iter()
-            .find(|e| e.mode == "delete" && e.tab == tab)
-            .unwrap_or_else(|| panic!("{backend}: no delete entry in {entries:?}"));
-        restore(&gw, backend, deleted.id);
+        restore_entry(&gw, backend, "delete", &tab);
         assert_eq!(png_in(&tab, 0), shot.formats[0].1, "{backend}: the PNG");
         assert_eq!(
             mimes_in(&tab),
@@ -172,13 +177,7 @@ async fn a_deleted_tabs_images_are_restored_byte_for_byte() {
         )
         .await;
         assert!(tab_texts(copyq(), &sub).is_empty(), "{backend}: deleted");
-        let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
-        let entries = store.audit_since(0, 10_000).expect("audit");
-        let deleted = entries
-            .iter()
-            .find(|e| e.mode == "tab_delete" && e.tab == tab)
-            .unwrap_or_else(|| panic!("{backend}: no tab_delete entry in {entries:?}"));
-        restore(&gw, backend, deleted.id);
+        restore_entry(&gw, backend, "tab_delete", &tab);
         assert_eq!(png_in(&sub, 0), logo.formats[1].1, "{backend}: the logo");
         assert_eq!(mimes_in(&sub), sub_mimes, "{backend}: the logo's formats");
         assert_eq!(tab_texts(copyq(), &tab)[1], "kept as text", "{backend}");
