@@ -118,6 +118,11 @@ pub(super) fn mask_pages(
 fn unseen(jobs: &[Job]) -> usize {
     const SAMPLE: usize = 64;
     let masked: Vec<&Job> = jobs.iter().filter(|j| j.redactor.is_some()).collect();
+    // Fewer than that stay on one thread whatever the sample says: a list or an item looks
+    // nothing up.
+    if masked.len() < parallel::SHARED_FROM {
+        return masked.len();
+    }
     let step = (masked.len() / SAMPLE).max(1);
     let sample: Vec<&Job> = masked.iter().copied().step_by(step).take(SAMPLE).collect();
     let new = sample
