@@ -63,14 +63,10 @@ async fn first_search(copyq: &PrivateCopyq, http: &reqwest::Client, body: &Value
     }
     let a = stats(a);
     let row = |what: &str, b: (f64, f64)| {
-        format!(
-            "| search 10,000 items, first after start ({rounds} starts){what} | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
-            a.0,
-            a.1,
-            b.0,
-            b.1,
-            b.0 - a.0,
-            b.0 / a.0
+        table_row(
+            &format!("search 10,000 items, first after start ({rounds} starts){what}"),
+            a,
+            b,
         )
     };
     let mut rows = vec![row("", stats(b))];
@@ -131,18 +127,23 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
             v[v.len() / 2]
         };
         let (a, b) = (median(&mut a), median(&mut b));
-        let row = format!(
-            "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
-            a.0,
-            a.1,
-            b.0,
-            b.1,
-            b.0 - a.0,
-            b.0 / a.0
-        );
+        let row = table_row(name, a, b);
         println!("{row}");
         rows.push(row);
     }
     rows.push(String::new());
     rows
+}
+
+/// A table row: `name`, "off" and "all" (median / p99, ms), what "all" adds and the ratio.
+fn table_row(name: &str, a: (f64, f64), b: (f64, f64)) -> String {
+    format!(
+        "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
+        a.0,
+        a.1,
+        b.0,
+        b.1,
+        b.0 - a.0,
+        b.0 / a.0
+    )
 }
