@@ -153,13 +153,20 @@ impl PrivateCopyq {
 
     /// [`Self::start`] on the host (`None`) or inside the chroot `chroot`.
     pub fn start_in(chroot: Option<PathBuf>) -> io::Result<Self> {
+        Self::start_named(chroot, "t")
+    }
+
+    /// [`Self::start_in`] with a session named `prefix` and a number (at most 16 characters in
+    /// all, CopyQ's limit): a prefix with capitals is spelled differently in the socket's name
+    /// by CopyQ before 14 and since.
+    pub fn start_named(chroot: Option<PathBuf>, prefix: &str) -> io::Result<Self> {
         if let Some(dir) = &chroot {
             chroot::check_tmp_shared(dir)?;
         }
         let dir = sandbox_dir()?;
         let (xvfb, number) = start_xvfb(chroot.as_deref(), dir.path())?;
         let session = format!(
-            "t{}x{}",
+            "{prefix}{}x{}",
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         );

@@ -64,10 +64,13 @@ fn live_sessions(root: &Path) -> Vec<(String, PathBuf)> {
                 "copyq" => String::new(),
                 other => other.strip_prefix("copyq-")?.to_owned(),
             };
+            // CopyQ 14 and later spell the session as given, earlier ones lower-case it.
             let socket = e.path().join(format!(".{name}_s"));
-            std::os::unix::net::UnixStream::connect(&socket)
-                .ok()
-                .map(|_| (session, socket))
+            let twin = crate::backend::socket::path::case_twin(&socket);
+            std::iter::once(socket)
+                .chain(twin)
+                .find(|s| std::os::unix::net::UnixStream::connect(s).is_ok())
+                .map(|s| (session, s))
         })
         .collect();
     out.sort();

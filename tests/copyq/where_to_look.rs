@@ -119,3 +119,18 @@ async fn assert_missing(c: &Client, tab: &str, scope: Option<&str>) {
         );
     }
 }
+
+/// A person's session name may have capitals (`copyq -s Work`): CopyQ 14 and later keep them in the
+/// socket's name, earlier versions lower-case it. The socket backend finds the server on every
+/// version of the matrix.
+#[tokio::test]
+async fn a_session_named_with_capitals_is_reached() {
+    let chroot = std::env::var_os("COPYQ_MCP_TEST_CHROOT").map(std::path::PathBuf::from);
+    let cq = PrivateCopyq::start_named(chroot, "Work").expect("a private CopyQ");
+    cq.seed("mcp/desk", &items(&["on the Work session"]))
+        .expect("seed");
+    let gw = gateway(&cq).await;
+    let c = client(&gw.url, &gw.read).await;
+    let listed = ok(&c, "mcp_read", json!({"mode": "list", "tab": "mcp/desk"})).await;
+    assert!(listed.contains("on the Work session"), "{listed}");
+}

@@ -4,7 +4,7 @@
 //! On Windows it is a named pipe instead, `\\.\pipe\copyq[-SESSION]_USERNAME_s` ([`pipe_name`]).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -111,12 +111,26 @@ pub fn pipe_name(session: &str, user: &str) -> Result<PathBuf, SocketPathError> 
     Ok(PathBuf::from(format!(r"\\.\pipe\{app}_{user}_s")))
 }
 
-/// `root/copyq[-session]/.copyq[-session]_s`; an empty `session` is the default one.
+/// `root/copyq[-session]/.copyq[-session]_s`; an empty `session` is the default one. The
+/// session is spelled as given, as CopyQ 14 and later name the socket; CopyQ before 14
+/// lower-cased it in the socket's name (not the directory's; hluk/CopyQ 78f6b859): that spelling
+/// is the path's [`case_twin`], which a connection tries when this one is absent.
 pub fn socket_path(root: impl Into<PathBuf>, session: &str) -> Result<PathBuf, SocketPathError> {
     let app = app_name(session)?;
-    // The directory is QSettings' (application name as is); the socket's name is lower-cased.
-    let socket = format!(".{}_s", app.to_lowercase());
+    let socket = format!(".{app}_s");
     Ok(root.into().join(app).join(socket))
+}
+
+/// The other spelling of a CopyQ server's socket whose session name has capitals: CopyQ 6.4 to
+/// 13 listen on `.copyq-work_s` where 14 and later listen on `.copyq-Work_s`. `None` when the
+/// name is not a CopyQ socket's or lower-casing leaves it as it is.
+pub fn case_twin(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    if !(name.starts_with(".copyq") && name.ends_with("_s")) {
+        return None;
+    }
+    let lower = name.to_lowercase();
+    (lower != name).then(|| path.with_file_name(lower))
 }
 
 #[cfg(test)]
@@ -194,7 +208,7 @@ mod tests {
         );
         assert_eq!(
             socket_path("/x", "Work"),
-            Ok("/x/copyq-Work/.copyq-work_s".into())
+            Ok("/x/copyq-Work/.copyq-Work_s".into())
         );
         for bad in ["a/b", "../x", "seventeen_chars_x", "é"] {
             assert_eq!(
@@ -202,5 +216,14 @@ mod tests {
                 Err(SocketPathError::BadSession(bad.into()))
             );
         }
+    }
+
+    #[test]
+    fn a_session_with_capitals_has_a_lower_case_twin() {
+        let path = socket_path("/x", "Work").expect("a valid session");
+        assert_eq!(case_twin(&path), Some("/x/copyq-Work/.copyq-work_s".into()));
+        let plain = socket_path("/x", "work_1").expect("a valid session");
+        assert_eq!(case_twin(&plain), None);
+        assert_eq!(case_twin(Path::new("/run/Other_s")), None);
     }
 }

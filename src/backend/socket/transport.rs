@@ -12,10 +12,23 @@ pub(crate) type Stream = tokio::net::UnixStream;
 #[cfg(windows)]
 pub(crate) type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 
-/// Connect to the server at `path` (a socket file; on Windows a `\\.\pipe\...` name).
+/// Connect to the server at `path` (a socket file; on Windows a `\\.\pipe\...` name). When no
+/// socket is there, the other spelling of a session with capitals (CopyQ before 14 lower-cased
+/// it: [`super::path::case_twin`]) is tried, and its error kept only if the socket is there.
 #[cfg(unix)]
 pub(crate) async fn connect(path: &Path) -> io::Result<Stream> {
-    tokio::net::UnixStream::connect(path).await
+    match tokio::net::UnixStream::connect(path).await {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let Some(twin) = super::path::case_twin(path) else {
+                return Err(e);
+            };
+            match tokio::net::UnixStream::connect(&twin).await {
+                Err(t) if t.kind() == io::ErrorKind::NotFound => Err(e),
+                other => other,
+            }
+        }
+        other => other,
+    }
 }
 
 /// Connect to the pipe `path`. A pipe whose instances are all taken answers "busy" rather than
