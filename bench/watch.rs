@@ -1,7 +1,9 @@
 //! What following a tab costs an idle CopyQ: the gateway (sessions on) holding 0, 1 and 16
 //! `resources/subscribe` subscriptions of the 10,000-item tab, nothing changing, CPU time of the
 //! gateway (with its `copyq` children on the CLI backend) and of the CopyQ server over a window,
-//! per backend. `COPYQ_MCP_BENCH_ONLY=watch` runs this table alone.
+//! per backend. `COPYQ_MCP_BENCH_ONLY=watch` runs this table alone; with `COPYQ_MCP_BENCH_BEFORE`
+//! naming another build of the gateway (the code before a change), each row is measured for that
+//! build too, right before this one's, and both are shown.
 
 use std::time::Duration;
 
@@ -10,7 +12,15 @@ use serde_json::json;
 
 use super::{BIG, Gateway};
 
-const WINDOW: Duration = Duration::from_secs(10);
+/// The window each row is measured over: `COPYQ_MCP_BENCH_WATCH_SECS`, 10 s by default (CPU time
+/// is counted in 10 ms ticks, so a longer window resolves smaller costs).
+fn window() -> Duration {
+    let secs = std::env::var("COPYQ_MCP_BENCH_WATCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    Duration::from_secs(secs)
+}
 
 /// utime + stime (+ cutime + cstime when `children`) of `pid`, in ms (100 ticks a second).
 fn cpu_ms(pid: u32, children: bool) -> u64 {
@@ -96,29 +106,39 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         String::new(),
         format!(
             "## Following a tab on an idle CopyQ: CPU ms per second over {}s",
-            WINDOW.as_secs()
+            window().as_secs()
         ),
         String::new(),
         "| backend | subscriptions | gateway | CopyQ server |".to_owned(),
         "|---|---|---|---|".to_owned(),
     ];
     let server = copyq_server(copyq).expect("the CopyQ server's pid");
+    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").ok();
+    let builds: Vec<(Option<&str>, &str)> = match &before {
+        Some(bin) => vec![(Some(bin.as_str()), " (before)"), (None, "")],
+        None => vec![(None, "")],
+    };
+    let env = [("COPYQ_MCP__SERVER__SESSIONS", "true")];
     for backend in ["socket", "cli"] {
         for n in [0, 1, 16] {
-            let gw =
-                Gateway::start_with(copyq, backend, &[("COPYQ_MCP__SERVER__SESSIONS", "true")]);
-            let _session = subscribe(http, &gw, n).await;
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let pid = gw.child.id();
-            let (g0, c0) = (cpu_ms(pid, true), cpu_ms(server, false));
-            tokio::time::sleep(WINDOW).await;
-            let (g1, c1) = (cpu_ms(pid, true), cpu_ms(server, false));
-            let per_s = |a: u64, b: u64| (b - a) as f64 / WINDOW.as_secs_f64();
-            rows.push(format!(
-                "| {backend} | {n} | {:.1} | {:.1} |",
-                per_s(g0, g1),
-                per_s(c0, c1)
-            ));
+            for (bin, label) in &builds {
+                let gw = match bin {
+                    Some(bin) => Gateway::start_bin(bin, copyq, backend, &env),
+                    None => Gateway::start_with(copyq, backend, &env),
+                };
+                let _session = subscribe(http, &gw, n).await;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let pid = gw.child.id();
+                let (g0, c0) = (cpu_ms(pid, true), cpu_ms(server, false));
+                tokio::time::sleep(window()).await;
+                let (g1, c1) = (cpu_ms(pid, true), cpu_ms(server, false));
+                let per_s = |a: u64, b: u64| (b - a) as f64 / window().as_secs_f64();
+                rows.push(format!(
+                    "| {backend}{label} | {n} | {:.1} | {:.1} |",
+                    per_s(g0, g1),
+                    per_s(c0, c1)
+                ));
+            }
         }
     }
     rows

@@ -237,11 +237,11 @@ impl Watcher {
 
     /// `change` made until the client tells of an update (a `subscriptions/listen` stream is
     /// acknowledged before the gateway takes the tab's first fingerprint, so the first change
-    /// may come before it), then the client's exit.
-    async fn updated_after(mut self, change: impl Fn()) -> Value {
+    /// may come before it), at most `tries` times, then the client's exit.
+    async fn updated_after(mut self, tries: usize, change: impl Fn()) -> Value {
         tokio::task::block_in_place(|| {
             let mut line = None;
-            for _ in 0..10 {
+            for _ in 0..tries {
                 change();
                 line = self.next(std::time::Duration::from_secs(3));
                 if line.is_some() {
@@ -284,10 +284,64 @@ async fn a_subscriber_hears_of_a_change_made_in_copyq() {
                     .expect("add in CopyQ");
             };
             assert_eq!(
-                watcher.updated_after(add).await,
+                watcher.updated_after(10, add).await,
                 json!({ "updated": WATCHED_URI }),
                 "{backend:?} {sdk:?}"
             );
+        }
+    }
+}
+
+const DEEP: &str = "mcp/workspace/deep";
+const DEEP_URI: &str = "copyq://tab/mcp/workspace/deep";
+
+/// What an edit changes, and the CopyQ script that makes its `n`th version.
+type Edit = (&'static str, fn(u32) -> String);
+
+/// Edits that leave a tab's count and the previews of its newest rows alone: made straight in
+/// CopyQ, each time a different one (`n`), as the owner would.
+fn deep_edits() -> [Edit; 3] {
+    [
+        ("row 30's text", |n| {
+            format!("tab('{DEEP}'); change(30, 'text/plain', 'row 30, edit {n}')")
+        }),
+        ("row 45's HTML", |n| {
+            let bold = "x".repeat(n as usize);
+            format!("tab('{DEEP}'); change(45, 'text/html', '<b>{bold}</b>')")
+        }),
+        ("the newest row past its first 256 units", |n| {
+            let same = "n".repeat(290);
+            format!("tab('{DEEP}'); change(0, 'text/plain', '{same}{n:010}')")
+        }),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_hears_of_edits_deep_in_a_tab_and_past_a_preview() {
+    // 60 rows: the newest 300 units long, so that a preview of it (256) misses its end.
+    let mut texts = vec!["n".repeat(300)];
+    texts.extend((1..60).map(|i| format!("row {i}")));
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    copyq().seed(DEEP, &items(&texts)).expect("seed");
+    let edit = std::sync::atomic::AtomicU32::new(1);
+    for backend in BACKENDS {
+        for sdk in SDKS {
+            let gw = gateway_for(sdk, backend).await;
+            // `resources/subscribe` is answered once the tab's first fingerprint is taken: the
+            // first change is seen. A listen stream is not (see `updated_after`).
+            let tries = if sdk == Sdk::PythonModern { 10 } else { 1 };
+            for (what, script) in deep_edits() {
+                let watcher = Watcher::start(sdk, &gw.url, &gw.read, DEEP_URI).await;
+                let change = || {
+                    let n = edit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    copyq().eval(&script(n), b"").expect("edit in CopyQ");
+                };
+                assert_eq!(
+                    watcher.updated_after(tries, change).await,
+                    json!({ "updated": DEEP_URI }),
+                    "{backend:?} {sdk:?}: {what}"
+                );
+            }
         }
     }
 }

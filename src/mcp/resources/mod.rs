@@ -5,6 +5,7 @@
 //! their row, so an item is addressed by index, as in the tools.
 
 mod registry;
+mod sweep;
 mod uri;
 pub mod watch;
 

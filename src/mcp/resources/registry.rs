@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use rmcp::ErrorData as McpError;
 use tokio_util::sync::CancellationToken;
 
+use super::sweep::Sweep;
+
 /// Subscriptions one token may hold at once.
 pub const MAX_PER_TOKEN: usize = 16;
 
@@ -17,12 +19,20 @@ pub const MAX_PER_TOKEN: usize = 16;
 pub struct Registry {
     live: Mutex<HashMap<String, Vec<Entry>>>,
     next: AtomicU64,
-    /// The last fingerprint of each followed tab and when it was taken: subscriptions of one
-    /// tab (its items, other sessions) share a poll instead of each reading CopyQ.
-    recent: Mutex<HashMap<String, (Instant, Option<u64>)>>,
+    /// Each followed tab's sweep, its last fingerprint and when it was taken: subscriptions of
+    /// one tab (its items, other sessions) share a poll instead of each reading CopyQ.
+    recent: Mutex<HashMap<String, Followed>>,
     /// Held while a fingerprint is read: subscribers polling at once wait for one read and take
     /// its result, rather than all reading CopyQ (each read is a `copyq` process on the CLI).
     pub(super) polling: tokio::sync::Mutex<()>,
+}
+
+/// A followed tab: where its sweep is, and its last fingerprint (`None`: CopyQ was not read).
+#[derive(Debug, Clone)]
+pub(super) struct Followed {
+    pub at: Instant,
+    pub fingerprint: Option<u64>,
+    pub sweep: Sweep,
 }
 
 #[derive(Debug)]
@@ -81,15 +91,21 @@ impl Registry {
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         recent
             .get(tab)
-            .filter(|(at, _)| at.elapsed() < fresh)
-            .map(|(_, fp)| *fp)
+            .filter(|f| f.at.elapsed() < fresh)
+            .map(|f| f.fingerprint)
     }
 
-    /// Keeps `tab`'s fingerprint, dropping those no poll has asked for lately.
-    pub(super) fn remember(&self, tab: &str, fingerprint: Option<u64>, keep: Duration) {
+    /// `tab`'s sweep as the last poll left it (a new one for a tab not followed lately).
+    pub(super) fn sweep(&self, tab: &str) -> Sweep {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.get(tab).map(|f| f.sweep.clone()).unwrap_or_default()
+    }
+
+    /// Keeps `tab`'s sweep and fingerprint, dropping those no poll has asked for lately.
+    pub(super) fn remember(&self, tab: &str, followed: Followed, keep: Duration) {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        recent.retain(|_, (at, _)| at.elapsed() < keep);
-        recent.insert(tab.to_owned(), (Instant::now(), fingerprint));
+        recent.retain(|_, f| f.at.elapsed() < keep);
+        recent.insert(tab.to_owned(), followed);
     }
 
     pub(super) fn forget(&self, token: &str, id: u64) {

@@ -1,17 +1,17 @@
 //! Live changes of covered tabs: `resources/subscribe` (up to 2025-11-25) and
 //! `subscriptions/listen` (2026-07-28). CopyQ's socket gives no change stream, so a subscription
-//! polls its tab while it lives, and only then: every [`POLL`], a fingerprint of the tab (its
-//! row count and its newest [`WINDOW`] rows, cut to a preview, one pipelined read) is compared
-//! with the last one, and a change sends `notifications/resources/updated`. A change deeper in a
-//! tab than the window (an edit of row 30 of 100) that leaves the count alone is not seen.
+//! polls its tab while it lives, and only then: every [`POLL`], one read of the tab's row count,
+//! its newest rows and one deeper chunk in turn (a rolling sweep, see [`super::sweep`]), whole,
+//! gives a fingerprint that is compared with the last one, and a change sends
+//! `notifications/resources/updated`: within a poll for the newest rows and the count, within a
+//! sweep of the tab for deeper rows (two polls for 200 rows).
 //!
 //! A subscription ends when its session (or listen request) ends, when its token expires or is
 //! revoked (checked every [`TOKEN_CHECK`] polls), or on `resources/unsubscribe`; a token holds at
 //! most [`MAX_PER_TOKEN`] at once, across its sessions.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     InitializeResult, ProtocolVersion, ResourceUpdatedNotificationParam, SubscriptionFilter,
@@ -21,16 +21,15 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::parse;
-use super::registry::MAX_PER_TOKEN;
+use super::registry::{Followed, MAX_PER_TOKEN};
+use super::sweep::{HEAD, Sweep};
 use crate::auth::Principal;
-use crate::backend::{ReadRequest, TabSelector};
+use crate::backend::TabRows;
 use crate::mcp::ToolState;
 
-/// How often a subscribed tab is looked at: a change is told within this (plus one read).
+/// How often a subscribed tab is looked at: a change in its head is told within this (plus one
+/// read), one deeper within a sweep of the tab (see [`super::sweep`]).
 pub const POLL: Duration = Duration::from_millis(400);
-/// The newest rows a fingerprint covers, each cut to [`PREVIEW`] UTF-16 units.
-pub const WINDOW: usize = 20;
-pub const PREVIEW: usize = 256;
 /// Polls between two checks that the token still holds (expiry, revocation).
 const TOKEN_CHECK: u32 = 5;
 
@@ -109,31 +108,34 @@ pub async fn fingerprint(tools: &ToolState, tab: &str) -> Option<u64> {
     if let Some(known) = tools.watches.recent(tab, POLL / 2) {
         return known;
     }
-    let now = read_fingerprint(tools, tab).await;
-    tools.watches.remember(tab, now, POLL * 10);
-    now
+    let mut sweep = tools.watches.sweep(tab);
+    let fingerprint = read_fingerprint(tools, tab, &mut sweep).await;
+    let followed = Followed {
+        at: Instant::now(),
+        fingerprint,
+        sweep,
+    };
+    tools.watches.remember(tab, followed, POLL * 10);
+    fingerprint
 }
 
-async fn read_fingerprint(tools: &ToolState, tab: &str) -> Option<u64> {
-    let request = ReadRequest {
-        tabs: TabSelector::Names {
-            names: vec![tab.to_owned()],
-        },
-        skip: 0,
-        limit: Some(WINDOW),
-        preview: Some(PREVIEW),
-    };
-    let snapshot = {
+/// One read of `tab`'s head and `sweep`'s next chunk, whole, in one batch (one `copyq` process on
+/// the CLI), taken into `sweep`.
+async fn read_fingerprint(tools: &ToolState, tab: &str, sweep: &mut Sweep) -> Option<u64> {
+    let (chunk, deep) = sweep.plan();
+    let wanted = [TabRows {
+        name: tab.to_owned(),
+        rows: (0..HEAD).chain(deep).collect(),
+    }];
+    let pages = {
         let _shared = tools.writes.read().await;
-        tools.backend.read(&request).await.ok()?
+        tools.backend.read_rows(&wanted).await.ok()?
     };
-    let page = snapshot.pages.into_iter().find(|p| p.name == tab);
-    let mut hasher = DefaultHasher::new();
-    let items = page
-        .as_ref()
-        .map(|p| serde_json::to_vec(&p.items).unwrap_or_default());
-    (page.map(|p| p.total), items).hash(&mut hasher);
-    Some(hasher.finish())
+    let Some(page) = pages.into_iter().find(|p| p.name == tab) else {
+        return Some(sweep.record(None, &[], (chunk, &[])));
+    };
+    let (head, deep) = page.items.split_at(HEAD.min(page.items.len()));
+    Some(sweep.record(Some(page.total), head, (chunk, deep)))
 }
 
 /// The fingerprints of `watched` now: what [`follow`] compares the next ones with.
