@@ -97,6 +97,13 @@ cargo_win() {   # cargo_win SUBCOMMAND ARGS...
 started=$SECONDS
 fetch "build copyq-mcp.exe and the stand-in copyq.exe" \
     cargo_win build --bin copyq-mcp --example copyq_stand_in
+no_warnings() {   # the Windows build stays warning-free, as the Linux one (cargo replays a fresh crate's)
+    if grep -E '^warning' "$INSTALL_LOG" >&2; then
+        echo "windows: $1 has warnings" >&2
+        exit 1
+    fi
+}
+no_warnings "the .exe's build"
 part "build copyq-mcp.exe + stand-in" $((SECONDS - started))
 EXE=$OUT/copyq-mcp.exe
 STAND_IN=$OUT/examples/copyq_stand_in.exe
@@ -107,6 +114,7 @@ if [[ ${SKIP_UNIT:-0} != 1 ]]; then
     # cargo names the test binary: "Executable unittests src/lib.rs (/var/cache/.../copyq_mcp-HASH.exe)".
     tests=$(sed -n 's/^ *Executable unittests src\/lib.rs (\(.*\.exe\))$/\1/p' "$INSTALL_LOG")
     [[ -n $tests ]] || { echo "windows: no unit test binary named in cargo's output" >&2; cat "$INSTALL_LOG" >&2; exit 1; }
+    no_warnings "the unit tests' build"
     part "build the unit tests (crate only)" $((SECONDS - started))
     started=$SECONDS
     in_chroot wine "$tests" --test-threads=2 >"$INSTALL_LOG" 2>&1 || true
