@@ -182,7 +182,8 @@ impl Settings {
     }
 
     /// The data dir: configured, else `$XDG_DATA_HOME/copyq-mcp`, else `~/.local/share/copyq-mcp`
-    /// (Windows: `%LOCALAPPDATA%\copyq-mcp`; see [`crate::dirs`]).
+    /// (macOS: `~/Library/Application Support/copyq-mcp`; Windows: `%LOCALAPPDATA%\copyq-mcp`; see
+    /// [`crate::dirs`]).
     pub fn data_dir(&self) -> PathBuf {
         if !self.data_dir.is_empty() {
             return PathBuf::from(&self.data_dir);

@@ -7,7 +7,8 @@
 # host's 6.4), and the version matrix: the suites that drive CopyQ, with both backends,
 # against CopyQ 9.0, 10.0 and 17.0 in those chroots; last, the container image against 17.0
 # (tests/container/run.sh), and the Debian package installed in the Debian 13 chroot
-# (tests/package/run.sh). Each step prints how long it took.
+# (tests/package/run.sh), and the Windows .exe built in a sid chroot and run under Wine
+# (tests/windows.sh). Each step prints how long it took.
 #
 # The chroots live in $COPYQ_MCP_CHROOTS (default /var/cache/copyq-mcp-chroots) and are reused
 # from run to run; building one takes about a minute (tests/copyq-versions/chroot.sh). Chroots need
@@ -85,4 +86,11 @@ if [[ $matrix != 0 ]]; then
     # The Debian package (cargo-deb), installed with dpkg in the Debian 13 chroot: doctor, a token and
     # the gateway with no flags, a tools/call against that chroot's CopyQ 10.0 (tests/package/run.sh).
     timed $sudo bash tests/package/run.sh "$CHROOTS/trixie"
+fi
+
+# Windows: copyq-mcp.exe (debug) built in a Debian sid chroot with mingw-w64 and -Zbuild-std, its unit
+# tests under Wine, and the .exe under Wine as a gateway whose CLI backend runs a stand-in copyq.exe
+# (tests/windows.sh). COPYQ_MCP_WINDOWS=0 skips it.
+if [[ $matrix != 0 && ${COPYQ_MCP_WINDOWS:-1} != 0 ]]; then
+    timed $sudo bash tests/windows.sh
 fi

@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# The gateway for Windows, built and run here: a Debian sid chroot with Debian's rustc + rust-src,
-# mingw-w64 and Wine builds copyq-mcp.exe (std built from source with -Zbuild-std, since no
-# registry carries a Windows std for Debian's rustc), builds the unit tests as .exe and runs them
-# under Wine, then runs the .exe under Wine as a gateway on loopback and checks that /healthz
-# answers. Root; idempotent (the chroot is built once, the target dir kept). Not run by run.sh.
+# The gateway for Windows, built and run here (tests/run.sh's last step): a Debian sid chroot with
+# Debian's rustc + rust-src, mingw-w64 and Wine builds copyq-mcp.exe in the debug profile (std built
+# from source with -Zbuild-std, since no registry carries a Windows std for Debian's rustc), then:
+#   1. the lib's unit tests, built as a Windows .exe on the same std and dependencies, run under Wine;
+#   2. the .exe under Wine as a gateway on loopback with the CLI backend, `copyq.command` pointing at
+#      a stand-in copyq.exe (examples/copyq_stand_in.rs, same target): /healthz, a token issued by
+#      the .exe's own CLI, tools/list, and an mcp_write add read back with mcp_read over /mcp.
+# Each part prints its time; a table of them closes the run. Root; idempotent: the chroot is built
+# once (a marker file holds the recipe), the target dir inside it is kept between runs (both are
+# rebuilt from nothing when missing).
 #
-#   tests/windows.sh            all of it
-#   SKIP_UNIT=1 tests/windows.sh  without the unit tests (their build is a second std + deps build)
+# One std and one set of dependencies serve both builds: the same -Zbuild-std list for both
+# commands, and the first builds the stand-in example beside the .exe, which turns on the
+# dev-dependencies' features, so `cargo test --lib` afterwards compiles only the crate.
 #
-# Environment: WIN_CHROOT (default /var/cache/copyq-mcp-chroots/win-sid), COPYQ_MCP_DEBIAN_MIRROR.
+#   tests/windows.sh              all of it
+#   SKIP_UNIT=1 tests/windows.sh  without the unit tests
+#   WIN_RELEASE=1 tests/windows.sh  the release profile instead (about an hour from nothing here)
+#
+# Last, the .exe and deploy/windows/README-windows.txt are zipped into
+# target/windows/copyq-mcp-VERSION-windows-x86_64[-debug].zip, the Windows artefact.
+#
+# Environment: WIN_CHROOT (default /var/cache/copyq-mcp-chroots/win-sid), COPYQ_MCP_DEBIAN_MIRROR,
+# WIN_PORT (default 18799).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,11 +34,25 @@ CHROOT=${WIN_CHROOT:-/var/cache/copyq-mcp-chroots/win-sid}
 PACKAGES=(rustc cargo rust-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 ca-certificates wine64 wine curl)
 RECIPE=1
 TARGET=x86_64-pc-windows-gnu
+STD=std,panic_abort,test
 PORT=${WIN_PORT:-18799}
+PROFILE=(); OUT=/var/cache/win-target/$TARGET/debug; SUFFIX=-debug
+if [[ ${WIN_RELEASE:-0} == 1 ]]; then
+    PROFILE=(--release); OUT=/var/cache/win-target/$TARGET/release; SUFFIX=
+fi
+# The work dir, under the chroot's /tmp (Wine's Z: drive maps / there, so Z:\tmp\... inside).
+WORK=/tmp/copyq-mcp-windows
 
 [[ $(id -u) == 0 ]] || { echo "windows.sh: run as root (debootstrap, chroot, mounts)" >&2; exit 1; }
 install_begin windows "/var/lock/copyq-mcp-windows.lock"
 apt_install /usr/sbin/debootstrap debootstrap
+apt_install /usr/bin/jq jq
+
+TIMES=()
+part() {   # part NAME SECONDS: one row of the closing table
+    TIMES+=("$(printf '%-34s %5d s' "$1" "$2")")
+    echo "windows: $1: $2 s"
+}
 
 in_chroot() {
     chroot "$CHROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
@@ -42,58 +70,135 @@ if ! grep -qx "recipe $RECIPE" "$CHROOT/.copyq-mcp-ready" 2>/dev/null; then
     fetch "apt-get install (chroot)" chroot "$CHROOT" env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
     echo "recipe $RECIPE" >"$CHROOT/.copyq-mcp-ready"
-    echo "windows: chroot ready in $((SECONDS - started)) s"
+    part "chroot (debootstrap, apt)" $((SECONDS - started))
 fi
 # cargo in the chroot reaches crates.io with the host's CA bundle.
 cp /etc/ssl/certs/ca-certificates.crt "$CHROOT/etc/host-ca.crt"
 
-# The sources, mounted where the chroot builds them; /proc for Wine.
+# The sources, mounted where the chroot builds them; /proc and /dev for Wine.
 mkdir -p "$CHROOT/src/copyq-mcp" "$CHROOT/proc" "$CHROOT/dev"
 mountpoint -q "$CHROOT/proc" || mount -t proc proc "$CHROOT/proc"
 mountpoint -q "$CHROOT/dev" || mount --bind /dev "$CHROOT/dev"
 mountpoint -q "$CHROOT/src/copyq-mcp" || mount --bind "$REPO" "$CHROOT/src/copyq-mcp"
 cleanup() {
-    [[ -n ${GATEWAY_PID:-} ]] && kill "$GATEWAY_PID" 2>/dev/null || true
     in_chroot /usr/lib/x86_64-linux-gnu/wine/wineserver -k 2>/dev/null || true
-    umount "$CHROOT/src/copyq-mcp" 2>/dev/null || true
+    [[ -n ${GATEWAY_PID:-} ]] && kill "$GATEWAY_PID" 2>/dev/null || true
+    for m in src/copyq-mcp dev proc; do umount "$CHROOT/$m" 2>/dev/null || true; done
     rm -f "$INSTALL_LOG" "$INSTALL_LOG.constraints"
 }
 trap cleanup EXIT
 
-cargo_win() {   # cargo_win SUBCOMMAND STD-CRATES ARGS...
-    local sub=$1 std=$2; shift 2
-    in_chroot sh -c 'cd /src/copyq-mcp && exec nice -n 10 cargo "$@"' cargo "$sub" --release --locked \
-        "-Zbuild-std=$std" --target "$TARGET" "$@"
+cargo_win() {   # cargo_win SUBCOMMAND ARGS...
+    local sub=$1; shift
+    in_chroot sh -c 'cd /src/copyq-mcp && exec nice -n 10 cargo "$@"' cargo "$sub" "${PROFILE[@]}" --locked \
+        "-Zbuild-std=$STD" --target "$TARGET" "$@"
 }
 
 started=$SECONDS
-fetch "build copyq-mcp.exe" cargo_win build std,panic_abort --bin copyq-mcp
-echo "windows: copyq-mcp.exe built in $((SECONDS - started)) s"
-EXE=/var/cache/win-target/$TARGET/release/copyq-mcp.exe
+fetch "build copyq-mcp.exe and the stand-in copyq.exe" \
+    cargo_win build --bin copyq-mcp --example copyq_stand_in
+no_warnings() {   # the Windows build stays warning-free, as the Linux one (cargo replays a fresh crate's)
+    if grep -E '^warning' "$INSTALL_LOG" >&2; then
+        echo "windows: $1 has warnings" >&2
+        exit 1
+    fi
+}
+no_warnings "the .exe's build"
+part "build copyq-mcp.exe + stand-in" $((SECONDS - started))
+EXE=$OUT/copyq-mcp.exe
+STAND_IN=$OUT/examples/copyq_stand_in.exe
 
 if [[ ${SKIP_UNIT:-0} != 1 ]]; then
     started=$SECONDS
-    run "build the unit tests" cargo_win test std,panic_abort,test --lib --no-run
-    echo "windows: unit tests built in $((SECONDS - started)) s"
+    run "build the unit tests" cargo_win test --lib --no-run
+    # cargo names the test binary: "Executable unittests src/lib.rs (/var/cache/.../copyq_mcp-HASH.exe)".
+    tests=$(sed -n 's/^ *Executable unittests src\/lib.rs (\(.*\.exe\))$/\1/p' "$INSTALL_LOG")
+    [[ -n $tests ]] || { echo "windows: no unit test binary named in cargo's output" >&2; cat "$INSTALL_LOG" >&2; exit 1; }
+    no_warnings "the unit tests' build"
+    part "build the unit tests (crate only)" $((SECONDS - started))
     started=$SECONDS
-    # The newest lib test binary (cargo names it copyq_mcp-HASH.exe).
-    tests=$(in_chroot sh -c "ls -t /var/cache/win-target/$TARGET/release/deps/copyq_mcp-*.exe | head -1")
-    in_chroot wine "$tests" --test-threads=2 | tee "$INSTALL_LOG" | grep -E '^test result|FAILED|panicked' || true
-    grep -q '^test result: ok' "$INSTALL_LOG" || { echo "windows: unit tests failed under Wine" >&2; exit 1; }
-    echo "windows: unit tests ran under Wine in $((SECONDS - started)) s"
+    in_chroot wine "$tests" --test-threads=2 >"$INSTALL_LOG" 2>&1 || true
+    grep -E '^test result|FAILED|panicked' "$INSTALL_LOG" || true
+    grep -q '^test result: ok' "$INSTALL_LOG" || {
+        echo "windows: unit tests failed under Wine" >&2
+        tail -n 60 "$INSTALL_LOG" >&2
+        exit 1
+    }
+    part "unit tests under Wine" $((SECONDS - started))
 fi
 
-# The .exe as a gateway on loopback: /healthz answers (503 "copyq":"down": no CopyQ for Windows here).
+die() { echo "windows: $*" >&2; [[ -f $CHROOT$WORK/gateway.log ]] && tail -n 20 "$CHROOT$WORK/gateway.log" >&2; exit 1; }
+
+# The .exe as a gateway on loopback, the CLI backend answered by the stand-in copyq.exe.
 started=$SECONDS
-data=/tmp/copyq-mcp-windows-data
-in_chroot rm -rf "$data"
-in_chroot sh -c "COPYQ_MCP__DATA_DIR='$data' COPYQ_MCP__SERVER__BIND=127.0.0.1:$PORT wine '$EXE' serve" \
-    >"$INSTALL_LOG" 2>&1 &
+rm -rf "${CHROOT:?}$WORK"
+mkdir -p "$CHROOT$WORK"
+gateway_env=(COPYQ_MCP__DATA_DIR="Z:$WORK/data" COPYQ_MCP__SERVER__BIND="127.0.0.1:$PORT"
+    COPYQ_MCP__COPYQ__BACKEND=cli COPYQ_MCP__COPYQ__COMMAND="Z:$STAND_IN"
+    COPYQ_STAND_IN_STATE="Z:$WORK/copyq-state.json")
+token=$(in_chroot "${gateway_env[@]}" wine "$EXE" token issue --role write --name wine-test 2>"$CHROOT$WORK/token.err") ||
+    die "token issue under Wine failed: $(cat "$CHROOT$WORK/token.err")"
+token=${token%$'\r'}
+[[ -n $token ]] || die "token issue printed nothing"
+part "token issue under Wine" $((SECONDS - started))
+
+started=$SECONDS
+in_chroot "${gateway_env[@]}" wine "$EXE" serve >"$CHROOT$WORK/gateway.log" 2>&1 &
 GATEWAY_PID=$!
-for _ in $(seq 1 120); do
-    body=$(curl -s "http://127.0.0.1:$PORT/healthz" || true)
-    [[ -n $body ]] && break
-    sleep 0.5
+base=http://127.0.0.1:$PORT
+health=
+for _ in $(seq 1 240); do
+    health=$(curl -s "$base/healthz" || true)
+    [[ -n $health ]] && break
+    sleep 0.25
 done
-[[ -n ${body:-} ]] || { echo "windows: the gateway under Wine never answered /healthz" >&2; cat "$INSTALL_LOG" >&2; exit 1; }
-echo "windows: /healthz under Wine after $((SECONDS - started)) s: $body"
+want='{"backend":"cli","copyq":"up","copyq_version":"17.0.0","status":"ok"}'
+[[ $health == "$want" ]] || die "/healthz under Wine: want $want, got ${health:-nothing}"
+part "gateway start, /healthz" $((SECONDS - started))
+
+started=$SECONDS
+mcp() {   # mcp BODY: POST /mcp with the token (and the session, once there is one); body on stdout
+    local hdr=(-H "content-type: application/json" -H "accept: application/json, text/event-stream"
+        -H "authorization: Bearer $token")
+    [[ -n ${MCP_SESSION:-} ]] && hdr+=(-H "mcp-session-id: $MCP_SESSION")
+    curl -sS --fail -D "$CHROOT$WORK/headers" "${hdr[@]}" --data "$1" "$base/mcp"
+}
+json_of() { sed -n 's/^data: //p; /^{/p' | head -n 1; }   # a JSON reply or an SSE event's data
+call() {   # call ID TOOL ARGS: the tool's text, or die when it is an error
+    local reply
+    reply=$(mcp "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}") ||
+        die "tools/call $2 failed"
+    reply=$(json_of <<<"$reply")
+    [[ $(jq -r '.result.isError' <<<"$reply") == false ]] || die "tools/call $2 is an error: $reply"
+    jq -r '.result.content[0].text' <<<"$reply"
+}
+MCP_SESSION=
+mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"windows-test","version":"1"}}}' >/dev/null ||
+    die "initialize failed"
+MCP_SESSION=$(tr -d '\r' <"$CHROOT$WORK/headers" | sed -n 's/^mcp-session-id: *//Ip' | head -n 1)
+mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null || die "notifications/initialized failed"
+tools=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | json_of | jq -c '[.result.tools[].name]')
+[[ $tools == '["mcp_read","mcp_write","mcp_validate"]' ]] || die "tools/list under Wine: $tools"
+got=$(call 3 mcp_write '{"mode":"add","tab":"workspace/wine","text":"written under wine"}')
+want='ok|mode:add|tab:workspace/wine|full_path:mcp/workspace/wine|index:0|text_len:18|tags:0|note:False'
+[[ $got == "$want" ]] || die "mcp_write add through the stand-in copyq.exe: want $want, got $got"
+got=$(call 4 mcp_read '{"mode":"list","tab":"workspace/wine"}')
+want=$'mode:list|tab:workspace/wine|full_path:mcp/workspace/wine|total:1|showing:0-0\n0|"written under wine"|[]'
+[[ $got == "$want" ]] || die "mcp_read list through the stand-in copyq.exe: want $want, got $got"
+# The write is in the stand-in's state: the gateway ran copyq.exe, not a cache of its own.
+jq -e '.tabs[0].items[0].text == "written under wine"' "$CHROOT$WORK/copyq-state.json" >/dev/null ||
+    die "the stand-in's state does not hold the write: $(cat "$CHROOT$WORK/copyq-state.json")"
+part "tools/list, mcp_write, mcp_read (cli)" $((SECONDS - started))
+
+# The artefact: the .exe and its README, zipped.
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n 1)
+zip="$REPO/target/windows/copyq-mcp-$version-windows-x86_64$SUFFIX.zip"
+mkdir -p "$REPO/target/windows"
+rm -f "$zip"
+# Without its debug info (the debug .exe is ~500 MB with it).
+run "strip the .exe" in_chroot x86_64-w64-mingw32-strip -o "$WORK/copyq-mcp.exe" "$EXE"
+run "zip the artefact" zip -j -q "$zip" "$CHROOT$WORK/copyq-mcp.exe" "$REPO/deploy/windows/README-windows.txt"
+echo "windows: $zip ($(stat -c %s "$zip") bytes)"
+
+echo "windows: passed; times:"
+printf '  %s\n' "${TIMES[@]}"

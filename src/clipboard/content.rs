@@ -126,12 +126,25 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn file_lists_show_paths_and_urls() {
         let list = "file:///home/anna/Documents/Q3%20report.pdf\r\n# comment\r\n\
                     file:///home/anna/%D1%84%D0%BE%D1%82%D0%BE.jpg\r\nhttps://example.org/a%20b\r\n";
         assert_eq!(
             derived(&rich("text/uri-list", list)),
             "/home/anna/Documents/Q3 report.pdf\n/home/anna/фото.jpg\nhttps://example.org/a%20b"
+        );
+    }
+
+    /// Windows' file URLs name a drive; its paths read with backslashes.
+    #[test]
+    #[cfg(windows)]
+    fn file_lists_show_paths_and_urls() {
+        let list = "file:///C:/Users/anna/Documents/Q3%20report.pdf\r\n# comment\r\n\
+                    file:///C:/Users/anna/%D1%84%D0%BE%D1%82%D0%BE.jpg\r\nhttps://example.org/a%20b\r\n";
+        assert_eq!(
+            derived(&rich("text/uri-list", list)),
+            "C:\\Users\\anna\\Documents\\Q3 report.pdf\nC:\\Users\\anna\\фото.jpg\nhttps://example.org/a%20b"
         );
     }
 

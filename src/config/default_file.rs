@@ -1,6 +1,7 @@
 //! The config file every subcommand reads without being told: `$XDG_CONFIG_HOME/copyq-mcp/config.toml`
-//! (`~/.config/copyq-mcp/config.toml` when that is unset; `%APPDATA%\copyq-mcp\config.toml` on
-//! Windows, see [`crate::dirs`]), so that `token issue`, `serve` and the
+//! (`~/.config/copyq-mcp/config.toml` when that is unset; `~/Library/Application
+//! Support/copyq-mcp/config.toml` on macOS; `%APPDATA%\copyq-mcp\config.toml` on Windows, see
+//! [`crate::dirs`]), so that `token issue`, `serve` and the
 //! systemd unit all see the same data dir. A missing file is fine; one that cannot be read or
 //! parsed stops the command, naming it, rather than being skipped in silence.
 
@@ -60,7 +61,7 @@ mod tests {
     use super::*;
     use crate::config::{Overrides, Settings};
 
-    #[cfg(unix)]
+    #[cfg(all(unix, not(target_os = "macos")))]
     #[test]
     fn the_default_file_follows_xdg() {
         let env = |pairs: &'static [(&str, &str)]| {

@@ -3,15 +3,52 @@
 //! default command `copyq` is looked for where CopyQ is installed: `PATH`, then beside this
 //! gateway's own `.exe` (the portable build is a folder to unzip anywhere: put copyq-mcp.exe in
 //! it), then the installer's folders (`%ProgramFiles%\CopyQ`, `%ProgramFiles(x86)%\CopyQ`, and
-//! the per-user `%LOCALAPPDATA%\Programs\CopyQ`). Any other `copyq.command` is taken as given.
+//! the per-user `%LOCALAPPDATA%\Programs\CopyQ`). On macOS CopyQ comes as an app bundle whose
+//! program is not on `PATH` either: a default `copyq` that is not on `PATH` is looked for in
+//! `/Applications/CopyQ.app/Contents/MacOS/CopyQ`, then in `~/Applications/` (the same bundle
+//! path); that program is CopyQ's command line as well as its GUI. Any other `copyq.command` is
+//! taken as given.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The program to run for `command` (`copyq.command`).
-#[cfg(not(windows))]
+#[cfg(not(any(windows, target_os = "macos")))]
 pub(crate) fn resolve(command: &str) -> PathBuf {
     PathBuf::from(command)
+}
+
+/// The program to run for `command` (`copyq.command`): see the module's doc.
+#[cfg(target_os = "macos")]
+pub(crate) fn resolve(command: &str) -> PathBuf {
+    macos_bundle(command, |name| std::env::var_os(name), |p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(command))
+}
+
+/// The program in CopyQ's app bundle, relative to an `Applications` folder.
+#[cfg(any(target_os = "macos", test))]
+const BUNDLE_PROGRAM: &str = "CopyQ.app/Contents/MacOS/CopyQ";
+
+/// macOS: the bundle's program to run for the default `copyq` when `PATH` has none (`None`: run
+/// `command` as given, found on `PATH` as on Linux).
+#[cfg(any(target_os = "macos", test))]
+fn macos_bundle(
+    command: &str,
+    env: impl Fn(&str) -> Option<OsString>,
+    exists: impl Fn(&std::path::Path) -> bool,
+) -> Option<PathBuf> {
+    if command != "copyq" {
+        return None;
+    }
+    let path = env("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|d| exists(&d.join("copyq"))) {
+        return None;
+    }
+    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    std::iter::once(PathBuf::from("/Applications"))
+        .chain(home.map(|h| h.join("Applications")))
+        .map(|apps| apps.join(BUNDLE_PROGRAM))
+        .find(|p| exists(p))
 }
 
 /// The program to run for `command` (`copyq.command`): see the module's doc.
@@ -93,6 +130,30 @@ mod tests {
         assert_eq!(found(&[]), None);
         assert_eq!(
             find(r"D:\CopyQ\copyq.exe", env, None, |_| true),
+            None,
+            "a configured path is taken as given"
+        );
+    }
+
+    #[test]
+    fn macos_path_then_the_system_then_the_users_applications() {
+        let env = |name: &str| match name {
+            "PATH" => Some(std::env::join_paths(["/opt/homebrew/bin", "/usr/bin"]).unwrap()),
+            "HOME" => Some(OsString::from("/Users/ann")),
+            _ => None,
+        };
+        let found = |have: &[&str]| {
+            let have: Vec<PathBuf> = have.iter().map(PathBuf::from).collect();
+            macos_bundle("copyq", env, |p| have.iter().any(|h| h == p))
+        };
+        let system = "/Applications/CopyQ.app/Contents/MacOS/CopyQ";
+        let user = "/Users/ann/Applications/CopyQ.app/Contents/MacOS/CopyQ";
+        assert_eq!(found(&["/opt/homebrew/bin/copyq", system, user]), None);
+        assert_eq!(found(&[system, user]), Some(PathBuf::from(system)));
+        assert_eq!(found(&[user]), Some(PathBuf::from(user)));
+        assert_eq!(found(&[]), None);
+        assert_eq!(
+            macos_bundle("/usr/local/bin/copyq", env, |_| true),
             None,
             "a configured path is taken as given"
         );

@@ -170,6 +170,6 @@ impl std::fmt::Debug for Client {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;

@@ -2,6 +2,15 @@
 //! `<settings dir>/copyq[-SESSION]/.copyq[-SESSION]_s`, the settings dir being
 //! `$COPYQ_SETTINGS_PATH`, else `$XDG_CONFIG_HOME`, else `~/.config` (empty values count as unset).
 //! On Windows it is a named pipe instead, `\\.\pipe\copyq[-SESSION]_USERNAME_s` ([`pipe_name`]).
+//!
+//! macOS takes the Unix computation unchanged, not a name under `$TMPDIR`: CopyQ's
+//! `clipboardServerName()` (hluk/CopyQ, src/common/client_server.cpp) takes its `Q_OS_UNIX`
+//! branch there (Qt defines `Q_OS_UNIX` for Darwin) and hands Qt an absolute path in its settings
+//! dir, and Qt's `QLocalServer::listen()` puts only a name without a leading `/` under
+//! `QDir::tempPath()` (qtbase, src/network/socket/qlocalserver_unix.cpp). That settings dir is
+//! QSettings' `IniFormat` user path, which on macOS is the hand-written `$XDG_CONFIG_HOME`, else
+//! `~/.config` (qtbase, src/corelib/io/qsettings.cpp: `QSETTINGS_USE_QSTANDARDPATHS` is defined
+//! for XDG platforms only), so CopyQ's settings and socket are in `~/.config/copyq` on a Mac too.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
