@@ -1,6 +1,7 @@
-//! Where a CopyQ server's socket is, computed as CopyQ 6.4 does (`clipboardServerName()`):
+//! Where a CopyQ server's socket is, computed as CopyQ does (`clipboardServerName()`):
 //! `<settings dir>/copyq[-SESSION]/.copyq[-SESSION]_s`, the settings dir being
-//! `$COPYQ_SETTINGS_PATH`, else `$XDG_CONFIG_HOME`, else `~/.config` (empty values count as unset).
+//! `$COPYQ_SETTINGS_PATH`, else `$XDG_CONFIG_HOME`, else `~/.config` (empty values count as unset);
+//! CopyQ before 14 lower-cased the session in the socket's name ([`case_twin`]).
 //! On Windows it is a named pipe instead, `\\.\pipe\copyq[-SESSION]_USERNAME_s` ([`pipe_name`]).
 //!
 //! macOS takes the Unix computation unchanged, not a name under `$TMPDIR`: CopyQ's
