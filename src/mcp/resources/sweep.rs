@@ -6,7 +6,10 @@
 //! hashes are dropped and learnt again.
 //!
 //! A tab of N rows has `ceil((N - HEAD) / DEEP)` chunks, one read per poll: an edit deeper than the
-//! head is seen within that many polls (200 rows: 2; 1,000: 11; 10,000: 111).
+//! head is seen within that many polls (200 rows: 2; 1,000: 11; 10,000: 111). A chunk whose rows
+//! weigh more than [`BUDGET`] (a tab of screenshots: CopyQ's socket sends a row's formats only with
+//! their bytes) makes the sweep rest a poll for each further [`BUDGET`] it weighed, so that
+//! following a tab of images costs CopyQ about one [`BUDGET`] a poll beside the head, not tens of MB.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::Range;
@@ -18,6 +21,8 @@ pub const HEAD: usize = 20;
 /// The deeper rows read beside the head, a chunk per poll: with [`HEAD`], a tab of 200 rows is
 /// two chunks, swept in two polls.
 pub const DEEP: usize = 90;
+/// The bytes a deep chunk may weigh per poll, on average: a heavier one is followed by rests.
+pub const BUDGET: u64 = 2 << 20;
 
 /// One tab's sweep: where it is, and what it has seen.
 #[derive(Debug, Default, Clone)]
@@ -32,6 +37,8 @@ pub struct Sweep {
     next: usize,
     /// Changes seen so far (a new head, a chunk's new hash): what the fingerprint follows.
     changes: u64,
+    /// Polls left to read no chunk, after a chunk heavier than [`BUDGET`].
+    rest: u64,
 }
 
 impl Sweep {
@@ -45,6 +52,7 @@ impl Sweep {
     pub fn plan(&self) -> (usize, Range<usize>) {
         let (total, chunk) = match self.head {
             None => (HEAD + DEEP, 0),
+            Some(_) if self.rest > 0 => return (self.next, HEAD..HEAD),
             Some(_) if self.next < self.chunk_count() => (self.total, self.next),
             Some(_) => (self.total, 0),
         };
@@ -73,6 +81,10 @@ impl Sweep {
         }
         // The chunk's rows in the tab as it is now (its count may have changed since the plan):
         // kept when the read covered them all, as it did in the same batch as the head.
+        if rows.is_empty() && self.rest > 0 {
+            self.rest -= 1;
+            return hash_of(&(head, self.changes));
+        }
         let start = HEAD + chunk * DEEP;
         let wanted = self.total.min(start + DEEP).saturating_sub(start);
         if let Some(seen) = self.chunks.get_mut(chunk)
@@ -85,8 +97,23 @@ impl Sweep {
             *seen = Some(now);
             self.next = (chunk + 1) % self.chunks.len();
         }
+        self.rest = weight(rows) / BUDGET;
         hash_of(&(head, self.changes))
     }
+}
+
+/// What `rows` weighed as read: their texts, tags and notes and their other formats' bytes.
+fn weight(rows: &[Option<Item>]) -> u64 {
+    rows.iter()
+        .flatten()
+        .map(|item| {
+            let texts = item.text.len()
+                + item.note.len()
+                + item.tags.iter().map(String::len).sum::<usize>();
+            let formats: u64 = item.content.formats.iter().map(|f| f.bytes).sum();
+            texts as u64 + formats
+        })
+        .sum()
 }
 
 fn hash_of(value: &impl Hash) -> u64 {
@@ -218,5 +245,44 @@ mod tests {
         let missing = sweep.record(None, &[], (0, &[]));
         assert_ne!(missing, grown, "a tab gone is a change");
         assert_eq!(sweep.plan(), (0, HEAD..HEAD));
+    }
+
+    #[test]
+    fn a_heavy_chunk_is_followed_by_rests_that_keep_its_budget() {
+        // Rows of 4K screenshots: 357 KB each, a chunk of 90 about 31 MiB.
+        let shot = Item {
+            content: crate::backend::content::Content {
+                formats: vec![Format {
+                    mime: "image/png".into(),
+                    bytes: 357_000,
+                    pixels: Some((3840, 2160)),
+                }],
+                ..Default::default()
+            },
+            ..Item::new("", &[], "")
+        };
+        let head: Vec<_> = (0..HEAD).map(|_| Some(shot.clone())).collect();
+        let read = |sweep: &mut Sweep| {
+            let (chunk, range) = sweep.plan();
+            let deep: Vec<_> = range.map(|_| Some(shot.clone())).collect();
+            let rows = deep.len();
+            sweep.record(Some(200), &head, (chunk, &deep));
+            rows
+        };
+        let mut sweep = Sweep::default();
+        let polls = 40;
+        let rows: usize = (0..polls).map(|_| read(&mut sweep)).sum();
+        let bytes = rows as u64 * 357_000;
+        assert!(rows >= DEEP, "the sweep goes on: {rows} rows");
+        assert!(
+            bytes <= BUDGET * polls + DEEP as u64 * 357_000,
+            "{bytes} bytes in {polls} polls"
+        );
+        // Light rows are read every poll.
+        let mut light = Sweep::default();
+        for _ in 0..4 {
+            assert!(!light.plan().1.is_empty());
+            poll(&mut light, 200, None);
+        }
     }
 }
