@@ -23,9 +23,14 @@ pub struct Masked {
 /// what they became (`None`: nothing to mask). A search reads the same history again and again;
 /// a lookup is a hash and a compare where the rules are two passes. Bounded: forgotten whole past
 /// [`SEEN_TEXTS`] texts or [`SEEN_BYTES`] bytes.
+///
+/// Hashed with foldhash, not the standard SipHash: a warm search hashes every text it reads
+/// (10,000 and more), and SipHash took twice as long for the same lookups (0.49 vs 0.21 ms for
+/// 10,000 texts of 110 bytes). Its seed is random per map, so texts a stranger copies cannot be
+/// chosen to collide; a collision would cost time only, since every hit compares the whole text.
 #[derive(Default)]
 pub struct Seen {
-    texts: HashMap<Box<str>, Option<Arc<Masked>>>,
+    texts: HashMap<Box<str>, Option<Arc<Masked>>, foldhash::fast::RandomState>,
     bytes: usize,
 }
 
