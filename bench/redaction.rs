@@ -37,7 +37,7 @@ fn seed_secrets(copyq: &PrivateCopyq) {
 /// The first search of a gateway just started, off and on alike, over `COPYQ_MCP_BENCH_ROUNDS`
 /// rounds (default 7). With `COPYQ_MCP_BENCH_BEFORE` naming another build of the gateway (the code
 /// before a change), each round also starts that one with redaction on, and a second row compares
-/// it with the same rounds' "off".
+/// it with the same rounds' "off". The warm reads of [`table`] then time it too, beside the others.
 async fn first_search(copyq: &PrivateCopyq, http: &reqwest::Client, body: &Value) -> Vec<String> {
     let rounds = std::env::var("COPYQ_MCP_BENCH_ROUNDS")
         .ok()
@@ -80,6 +80,15 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
     seed_secrets(copyq);
     let off = Gateway::start_with(copyq, "socket", &[("COPYQ_MCP__PRIVACY__REDACT", "off")]);
     let on = Gateway::start_with(copyq, "socket", &[("COPYQ_MCP__PRIVACY__REDACT", "all")]);
+    // The code before a change, redacting too: its warm reads are timed in the same rounds.
+    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").ok().map(|bin| {
+        Gateway::start_bin(
+            &bin,
+            copyq,
+            "socket",
+            &[("COPYQ_MCP__PRIVACY__REDACT", "all")],
+        )
+    });
     let mut rows = vec![
         "## Secret redaction: socket backend, redact off vs all, median / p99 ms".to_owned(),
         String::new(),
@@ -107,7 +116,7 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
     for (name, args, _, n) in reads {
         let body = tool_call(args);
         // Warm both, then alternate rounds so drift hits both columns alike.
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..5 {
             a.push(
                 time(n / 5, || {
@@ -121,6 +130,14 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
                 })
                 .await,
             );
+            if let Some(g) = &before {
+                c.push(
+                    time(n / 5, || {
+                        post(http, &g.url, Some(&g.token), &body).map_unit()
+                    })
+                    .await,
+                );
+            }
         }
         let median = |v: &mut Vec<(f64, f64)>| {
             v.sort_by(|x, y| x.0.total_cmp(&y.0));
@@ -130,6 +147,15 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         let row = table_row(name, a, b);
         println!("{row}");
         rows.push(row);
+        if !c.is_empty() {
+            let row = table_row(
+                &format!("{name}, \"all\" from COPYQ_MCP_BENCH_BEFORE"),
+                a,
+                median(&mut c),
+            );
+            println!("{row}");
+            rows.push(row);
+        }
     }
     rows.push(String::new());
     rows

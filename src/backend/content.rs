@@ -26,12 +26,21 @@ pub const RICH_MIMES: [&str; 4] = ["text/html", "text/rtf", "application/rtf", "
 /// enough HTML for the 80 characters a preview shows, whatever markup comes first.
 pub const RICH_UNITS_PER_PREVIEW: usize = 64;
 
+/// The most UTF-16 units of a preview that count toward its rich source's cut: a listing of a tab
+/// the gateway masks cuts texts longer than a preview needs (`mcp/read/tabs.rs`, so that a masked
+/// key comes whole), while the 80 characters shown of an HTML source need no more of it.
+pub const RICH_PREVIEW_MOST: usize = crate::clipboard::PREVIEW_CHARS * 4;
+
 /// How many UTF-16 units of a `mime` source a listing of `preview` units reads: RTF whole, as its
 /// text comes after a header of fonts, colours, styles and lists (2.5 KB from LibreOffice for a
 /// line of plain text, 11 KB for a converted Word document) and after any picture that precedes it
 /// (53 KB for a 1.6 KB logo), so no cut is sure to reach it.
 pub fn rich_units(mime: &str, preview: usize) -> Option<usize> {
-    (!mime.ends_with("/rtf")).then(|| preview.saturating_mul(RICH_UNITS_PER_PREVIEW))
+    (!mime.ends_with("/rtf")).then(|| {
+        preview
+            .min(RICH_PREVIEW_MOST)
+            .saturating_mul(RICH_UNITS_PER_PREVIEW)
+    })
 }
 
 /// Bytes of an image a listing reads to learn its pixel size: enough for the header of PNG, GIF,
@@ -94,6 +103,7 @@ pub fn for_script() -> serde_json::Value {
         "MIMES": CONTENT_MIMES,
         "RICH": RICH_MIMES,
         "RICH_UNITS_PER_PREVIEW": RICH_UNITS_PER_PREVIEW,
+        "RICH_PREVIEW_MOST": RICH_PREVIEW_MOST,
         "HEAD_BYTES": HEAD_BYTES,
     })
 }
@@ -115,6 +125,16 @@ pub fn pixels_of(mime: &str, head: &[u8]) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A masked tab's listing cuts texts at 4,096 units; its HTML is cut as a preview's would be,
+    /// so the text derived from it (and the preview shown) is the same as in any listing.
+    #[test]
+    fn a_longer_cut_reads_no_more_of_a_rich_source() {
+        assert_eq!(rich_units("text/html", 320), Some(320 * 64));
+        assert_eq!(rich_units("text/html", 4_096), Some(320 * 64));
+        assert_eq!(rich_units("text/uri-list", 3), Some(3 * 64));
+        assert_eq!(rich_units("text/rtf", 4_096), None);
+    }
 
     #[test]
     fn pixels_from_a_real_png_header() {

@@ -68,7 +68,7 @@
   // How much of a rich source a listing reads (rich_units in src/backend/content.rs).
   function richUnits(mime, preview) {
     if (preview === null || preview === undefined || /\/rtf$/.test(mime)) return null;
-    return preview * CONTENT.RICH_UNITS_PER_PREVIEW;
+    return Math.min(preview, CONTENT.RICH_PREVIEW_MOST) * CONTENT.RICH_UNITS_PER_PREVIEW;
   }
 
   // `get(mime)`: the bytes of that format, or undefined. Formats in CONTENT.MIMES order; the

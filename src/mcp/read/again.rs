@@ -110,13 +110,18 @@ mod tests {
     use crate::mcp::ToolState;
     use crate::privacy::{Privacy, Redact};
 
-    /// A private key block, then an AWS key that a cut at 320 UTF-16 units splits: its preview
-    /// needs the whole text.
-    fn keyed(n: usize) -> String {
-        let body: String = "MIIEpAIBAAKCAQEAx4Gd".chars().cycle().take(243).collect();
+    /// A private key block of `body` characters inside, then an AWS key.
+    fn key_block(body: usize, n: usize) -> String {
+        let body: String = "MIIEpAIBAAKCAQEAx4Gd".chars().cycle().take(body).collect();
         format!(
             "-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY----- key AKIAQYLPMN5HTIQR7WDG and more {n}"
         )
+    }
+
+    /// A private key block, then an AWS key that the cut of a masked tab's listing (4,096 UTF-16
+    /// units) splits: its preview needs the whole text.
+    fn keyed(n: usize) -> String {
+        key_block(4_019, n)
     }
 
     fn items(texts: &[&str]) -> Vec<Item> {
@@ -152,7 +157,8 @@ mod tests {
     async fn only_the_rows_a_mask_made_unsure_are_read_again() {
         let (k1, k2) = (keyed(1), keyed(2));
         let (tools, mem) = tools(&["zero", "one", &k1, "three", &k2]);
-        assert!(k1.encode_utf16().count() > 330 && k1[..330].contains("AKIAQ"));
+        assert!(k1.encode_utf16().count() > 4_106 && k1[..4_106].contains("AKIAQ"));
+        assert!(!k1[..4_096].contains("AKIAQYLPMN5HTIQR7WDG"));
         assert_eq!(
             list(&tools, 1).await,
             format!(
@@ -164,6 +170,31 @@ mod tests {
         let reads = mem.reads();
         assert_eq!(reads.len(), 2, "{reads:?}");
         assert_eq!(reads[1], "rows [TabRows { name: \"mcp/t\", rows: [2, 4] }]");
+    }
+
+    /// A key block a preview's cut (320 UTF-16 units) would split comes whole in the first read
+    /// of a masked tab's listing, which cuts texts at 4,096: its preview is sure, and the tab is
+    /// read once.
+    #[tokio::test]
+    async fn a_key_block_shorter_than_the_masked_cut_is_read_once() {
+        let (k1, k2) = (key_block(243, 1), key_block(3_000, 2));
+        let (tools, mem) = tools(&["zero", &k1, &k2]);
+        assert!(k1.encode_utf16().count() > 320 && !k1[..320].contains("AKIAQYLPMN5HTIQR7WDG"));
+        assert_eq!(
+            list(&tools, 0).await,
+            format!(
+                "mode:list|tab:t|full_path:mcp/t|total:3|showing:0-2\n0|\"zero\"|[]\n1|{}\n2|{}",
+                shown(1),
+                shown(2)
+            )
+        );
+        let reads = mem.reads();
+        assert_eq!(
+            reads,
+            [
+                "read ReadRequest { tabs: Names { names: [\"mcp/t\"] }, skip: 0, limit: Some(20), preview: Some(4096) }"
+            ]
+        );
     }
 
     /// When the tab changed between the two reads (an item added, or one moved up a row at the same

@@ -10,6 +10,15 @@ use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::one_line;
 
+/// How many UTF-16 units of each text and note a window of a tab the mode masks reads, where a
+/// preview alone needs 320: a mask that shortens a text (a private key block, 500 to 3,400 units)
+/// or ends past what an unmasked preview reads makes its preview unsure, and such rows are read a
+/// second time, whole (`again.rs`: two more round trips on the socket, a `copyq` process on the
+/// CLI). Cut this long, the keys people copy come whole and the second read is rare. The socket
+/// brings every row whole whatever the cut, so it costs no transfer there; the preview shown is
+/// the same, as it is cut from the masked text after (`cut.rs`).
+const MASKED_UNITS: usize = 4_096;
+
 fn selector(scope: Scope) -> TabSelector {
     match scope {
         Scope::Mcp => TabSelector::Prefix {
@@ -139,6 +148,16 @@ pub(super) async fn resolve(
     if candidates.is_empty() {
         return Err(not_found(tools, tabs, input, scope, None).await);
     }
+    let masked = candidates
+        .iter()
+        .any(|c| tools.privacy.mode.covers(c.external));
+    let preview = preview.map(|units| {
+        if masked {
+            units.max(MASKED_UNITS)
+        } else {
+            units
+        }
+    });
     let names = candidates.iter().map(|c| c.full.clone()).collect();
     let request = ReadRequest {
         tabs: TabSelector::Names { names },

@@ -23,33 +23,36 @@ fn private_key(len: usize) -> String {
 
 #[tokio::test]
 async fn a_listing_masks_before_it_cuts() {
-    // CopyQ's read is cut at 320 UTF-16 units, here inside the key after the private block.
+    // A tree's read is cut at 320 UTF-16 units, a masked tab's listing at 4,096: each text's key
+    // after the private block straddles one of the cuts.
     let key = "AKIAQYLPMN5HTIQR7WDG";
-    let text = format!("{} key {key} and more text", private_key(305));
-    assert_eq!(text.find(key), Some(310));
-    copyq()
-        .seed("masks-cut", &[Item::new(&text, &[], "")])
-        .expect("seed");
-    let shown = "\"[redacted:private-key] key [redacted:aws-access-token] and more text\"";
-    for backend in BACKENDS {
-        let (_gw, c) = session(Redact::External, backend).await;
-        let list = ok(
-            &c,
-            "mcp_read",
-            json!({"mode": "list", "tab": "masks-cut", "scope": "external"}),
-        )
-        .await;
-        assert_eq!(
-            list,
-            format!("mode:list|tab:masks-cut|scope:external|total:1|showing:0-0\n0|{shown}|[]"),
-            "{backend}"
-        );
-        let tree = ok(&c, "mcp_read", json!({"mode": "tree", "scope": "external"})).await;
-        assert!(
-            tree.contains(&format!("masks-cut [1] [external]\n0:|{shown}|[]")),
-            "{backend}: {tree}"
-        );
-        assert!(!tree.contains("AKIAQ"), "{backend}: {tree}");
+    for (tab, len, at) in [("masks-cut", 305, 310), ("masks-cut-long", 4_081, 4_086)] {
+        let text = format!("{} key {key} and more text", private_key(len));
+        assert_eq!(text.find(key), Some(at));
+        copyq()
+            .seed(tab, &[Item::new(&text, &[], "")])
+            .expect("seed");
+        let shown = "\"[redacted:private-key] key [redacted:aws-access-token] and more text\"";
+        for backend in BACKENDS {
+            let (_gw, c) = session(Redact::External, backend).await;
+            let list = ok(
+                &c,
+                "mcp_read",
+                json!({"mode": "list", "tab": tab, "scope": "external"}),
+            )
+            .await;
+            assert_eq!(
+                list,
+                format!("mode:list|tab:{tab}|scope:external|total:1|showing:0-0\n0|{shown}|[]"),
+                "{backend}"
+            );
+            let tree = ok(&c, "mcp_read", json!({"mode": "tree", "scope": "external"})).await;
+            assert!(
+                tree.contains(&format!("{tab} [1] [external]\n0:|{shown}|[]")),
+                "{backend}: {tree}"
+            );
+            assert!(!tree.contains("AKIAQ"), "{backend}: {tree}");
+        }
     }
 }
 
@@ -58,7 +61,8 @@ async fn a_listing_masks_before_it_cuts() {
 #[tokio::test]
 async fn a_listing_reads_again_only_the_rows_it_must() {
     let key = "AKIAQYLPMN5HTIQR7WDG";
-    let keyed = |n: usize| format!("{} key {key} and more {n}", private_key(305));
+    // Past the 4,096 UTF-16 units a masked tab's listing reads, as a preview's 320 would be.
+    let keyed = |n: usize| format!("{} key {key} and more {n}", private_key(4_081));
     let long = format!("plain {}", "words ".repeat(80));
     copyq()
         .seed(
