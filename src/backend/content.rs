@@ -29,7 +29,9 @@ pub const RICH_UNITS_PER_PREVIEW: usize = 64;
 /// The most UTF-16 units of a preview that count toward its rich source's cut: a listing of a tab
 /// the gateway masks cuts texts longer than a preview needs (`mcp/read/tabs.rs`, so that a masked
 /// key comes whole), while the 80 characters shown of an HTML source need no more of it.
-pub const RICH_PREVIEW_MOST: usize = crate::clipboard::PREVIEW_CHARS * 4;
+/// It is the units of an unmasked preview, `mcp::format::PREVIEW_UNITS` (80 characters of up to
+/// 4 units; a test there keeps the two equal): the backend does not depend on `clipboard`.
+pub const RICH_PREVIEW_MOST: usize = 320;
 
 /// How many UTF-16 units of a `mime` source a listing of `preview` units reads: RTF whole, as its
 /// text comes after a header of fonts, colours, styles and lists (2.5 KB from LibreOffice for a

@@ -97,6 +97,11 @@ pub fn one_line(s: &str) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_rich_source_is_cut_for_the_units_of_a_preview() {
+        assert_eq!(crate::backend::content::RICH_PREVIEW_MOST, PREVIEW_UNITS);
+    }
+
     fn item(text: &str, tags: &[&str], note: &str) -> Item {
         Item::new(text, tags, note)
     }
