@@ -29,6 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 source "$HERE/lib/install.sh"
 source "$HERE/lib/mirror.sh"
+source "$HERE/lib/mcp.sh"
 
 CHROOT=${WIN_CHROOT:-/var/cache/copyq-mcp-chroots/win-sid}
 PACKAGES=(rustc cargo rust-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 ca-certificates wine64 wine curl)
@@ -157,26 +158,14 @@ want='{"backend":"cli","copyq":"up","copyq_version":"17.0.0","status":"ok"}'
 part "gateway start, /healthz" $((SECONDS - started))
 
 started=$SECONDS
-mcp() {   # mcp BODY: POST /mcp with the token (and the session, once there is one); body on stdout
-    local hdr=(-H "content-type: application/json" -H "accept: application/json, text/event-stream"
-        -H "authorization: Bearer $token")
-    [[ -n ${MCP_SESSION:-} ]] && hdr+=(-H "mcp-session-id: $MCP_SESSION")
-    curl -sS --fail -D "$CHROOT$WORK/headers" "${hdr[@]}" --data "$1" "$base/mcp"
-}
-json_of() { sed -n 's/^data: //p; /^{/p' | head -n 1; }   # a JSON reply or an SSE event's data
+MCP_HEADERS=$CHROOT$WORK/headers
 call() {   # call ID TOOL ARGS: the tool's text, or die when it is an error
     local reply
-    reply=$(mcp "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3}}") ||
-        die "tools/call $2 failed"
-    reply=$(json_of <<<"$reply")
+    reply=$(mcp_call "$@")
     [[ $(jq -r '.result.isError' <<<"$reply") == false ]] || die "tools/call $2 is an error: $reply"
     jq -r '.result.content[0].text' <<<"$reply"
 }
-MCP_SESSION=
-mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"windows-test","version":"1"}}}' >/dev/null ||
-    die "initialize failed"
-MCP_SESSION=$(tr -d '\r' <"$CHROOT$WORK/headers" | sed -n 's/^mcp-session-id: *//Ip' | head -n 1)
-mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null || die "notifications/initialized failed"
+mcp_start windows-test
 tools=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | json_of | jq -c '[.result.tools[].name]')
 [[ $tools == '["mcp_read","mcp_write","mcp_validate"]' ]] || die "tools/list under Wine: $tools"
 got=$(call 3 mcp_write '{"mode":"add","tab":"workspace/wine","text":"written under wine"}')

@@ -25,6 +25,7 @@ BASE=localhost/debian:bookworm-slim
 CACHE=/var/cache/copyq-mcp-container
 # The host's own Debian mirror (its apt sources), or $COPYQ_MCP_DEBIAN_MIRROR: tests/lib/mirror.sh.
 source "$(dirname "$0")/../lib/mirror.sh"
+source "$(dirname "$0")/../lib/mcp.sh"
 MIRROR=$(debian_mirror)
 CHROOT_PATH=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SESSION=ctr$$
@@ -209,21 +210,9 @@ log "/healthz: $health"
 [[ $(jq -r .copyq <<<"$health") == up ]] || die "/healthz does not say \"copyq\":\"up\": $health"
 [[ $(jq -r .backend <<<"$health") == socket ]] || die "/healthz does not say \"backend\":\"socket\": $health"
 
-mcp() { # mcp BODY: POST /mcp with the token (and the session, once there is one); body on stdout
-    local hdr=(-H "content-type: application/json" -H "accept: application/json, text/event-stream"
-        -H "authorization: Bearer $token")
-    [[ -n ${MCP_SESSION:-} ]] && hdr+=(-H "mcp-session-id: $MCP_SESSION")
-    curl -sS --fail -D "$SANDBOX/headers" "${hdr[@]}" --data "$1" "$base/mcp"
-}
-json_of() { sed -n 's/^data: //p; /^{/p' | head -n 1; } # a JSON reply or an SSE event's data
-MCP_SESSION=
-init=$(mcp '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"container-test","version":"1"}}}') ||
-    die "initialize failed: $init"
-MCP_SESSION=$(tr -d '\r' <"$SANDBOX/headers" | sed -n 's/^mcp-session-id: *//Ip' | head -n 1)
-mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null || die "notifications/initialized failed"
-reply=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp_read","arguments":{"mode":"tree"}}}') ||
-    die "tools/call mcp_read failed: $reply"
-reply=$(json_of <<<"$reply")
+MCP_HEADERS=$SANDBOX/headers
+mcp_start container-test
+reply=$(mcp_call 2 mcp_read '{"mode":"tree"}')
 jq -e '.result.content[0].text' >/dev/null <<<"$reply" || die "tools/call mcp_read returned no result: $reply"
 [[ $(jq -r '.result.isError // false' <<<"$reply") == false ]] || die "tools/call mcp_read is an error: $reply"
 text=$(jq -r '.result.content[0].text' <<<"$reply")
