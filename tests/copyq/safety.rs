@@ -481,6 +481,42 @@ async fn removed_tabs_stay_removed_after_a_crash_at_once() {
     assert_eq!(tab_texts(&copyq, "mcp/workspace/kept"), ["an item"]);
 }
 
+/// An update, a delete and a move, each the last write to its tabs (closed ones: CopyQ unloads
+/// them), are saved by the unload after each write: a SIGKILL right after the last `ok|` loses none.
+/// (A later write to the same tab would save an earlier one by the unload before it.)
+#[tokio::test]
+async fn the_last_write_to_each_closed_tab_survives_a_crash_at_once() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    for (tab, texts) in [
+        ("mcp/workspace/upd", &["to update", "stays"][..]),
+        ("mcp/workspace/del", &["to delete", "stays"][..]),
+        ("mcp/workspace/from", &["to move", "stays"][..]),
+        ("mcp/workspace/to", &["there"][..]),
+    ] {
+        copyq.seed(tab, &items(texts)).expect("seed");
+    }
+    copyq.eval("unload()", b"").expect("save the seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(&c, json!({"mode": "update", "tab": "workspace/upd", "index": 0, "field": "text", "text": "updated"})).await;
+    w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/del", "index": 0}),
+    )
+    .await;
+    w(
+        &c,
+        json!({"mode": "move", "tab": "workspace/from", "index": 0, "to_tab": "workspace/to"}),
+    )
+    .await;
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/upd"), ["updated", "stays"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/del"), ["stays"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/from"), ["stays"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/to"), ["to move", "there"]);
+}
+
 /// Writes that change a tab open in CopyQ's window (a move into it, an update in it, a delete from
 /// it) are saved by the save delays set to 0 for the write, and those delays are all back to what
 /// they were when it is acknowledged: a SIGKILL right after loses nothing.
