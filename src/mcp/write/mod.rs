@@ -101,11 +101,16 @@ impl std::fmt::Debug for Queue {
 }
 
 impl Queue {
-    fn push(&self, queued: Queued) {
-        self.0
+    /// Queue `queued`; true when the queue was empty, so that no leader is on its way for it.
+    /// (A queue that holds adds has a leader waiting for the write lock: the one the first of them
+    /// started. One leader per group keeps writers' plans from queueing behind idle leaders.)
+    fn push(&self, queued: Queued) -> bool {
+        let mut queue = self
+            .0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(queued);
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        queue.push(queued);
+        queue.len() == 1
     }
 
     fn take(&self) -> Vec<Queued> {
@@ -135,21 +140,22 @@ async fn grouped(
         .await?
     };
     let (reply, answer) = tokio::sync::oneshot::channel();
-    tools.adds.push(Queued {
+    let first = tools.adds.push(Queued {
         plan,
         principal: principal.clone(),
         reply,
     });
     // The group runs in a task of its own, to its end, as any write does (see `call`).
-    tokio::spawn(lead(tools.clone()));
+    if first {
+        tokio::spawn(lead(tools.clone()));
+    }
     answer.await.unwrap_or_else(|_| {
         tracing::error!("a group of writes' task failed");
         Err(failed_inside())
     })
 }
 
-/// With the write lock, make every add queued now as one group, and answer each. Finding the
-/// queue empty (an earlier leader took this one's add), do nothing.
+/// With the write lock, make every add queued now as one group, and answer each.
 async fn lead(tools: Arc<ToolState>) {
     let _alone = tools.writes.write().await;
     let queued = tools.adds.take();
