@@ -123,22 +123,23 @@ impl Queue {
     }
 }
 
-/// An add: planned (beside reads, as a preview is), queued, made by the group's leader.
+/// An add: planned, queued, made by the group's leader. The plan takes no lock: it checks the
+/// tab's name and room early, and the group checks both again when it writes (the room with the
+/// rows CopyQ holds then, the landing by the tab list after the insert). Waiting for the write
+/// lock to plan would queue each writer behind the next group's leader, which takes the lock as
+/// soon as the first add of the group is planned: groups of one or two.
 async fn grouped(
     tools: &Arc<ToolState>,
     principal: &Principal,
     call: &WriteCall,
 ) -> Result<String, ToolError> {
-    let plan = {
-        let _shared = tools.writes.read().await;
-        plan(
-            tools,
-            &principal.tabs,
-            &call.op,
-            call.expected_version.as_deref(),
-        )
-        .await?
-    };
+    let plan = plan(
+        tools,
+        &principal.tabs,
+        &call.op,
+        call.expected_version.as_deref(),
+    )
+    .await?;
     let (reply, answer) = tokio::sync::oneshot::channel();
     let first = tools.adds.push(Queued {
         plan,
