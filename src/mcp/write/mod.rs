@@ -3,8 +3,9 @@
 //! multi-step writes from concurrent clients never interleave, and each carries the item it was
 //! planned against so a shifted index is refused instead of hitting the wrong item.
 //!
-//! Adds are made in groups (group commit): an add is planned, then queued; whichever queued add
-//! next takes the write lock leads, and makes every add queued by then in one durable write
+//! Adds are made in groups (group commit): an add is planned, then queued; the add that finds the
+//! queue empty starts a leader, which takes the write lock and makes every add queued by then in
+//! one durable write
 //! ([`crate::backend::Backend::insert_many`]: one save of each tab touched, one save-delay cycle).
 //! Each add keeps its own audit entry, its own room and landing checks and its own reply, sent only
 //! once the group is saved.
