@@ -16,6 +16,7 @@ mod memory;
 mod mixed;
 mod redaction;
 mod watch;
+mod writers;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -375,6 +376,11 @@ async fn run() {
         // COPYQ_MCP_BENCH_ONLY=memory: the gateway's memory step by step, likewise.
         Ok("memory") => {
             println!("\n{}", memory::table(&copyq, &http).await.join("\n"));
+            return;
+        }
+        // COPYQ_MCP_BENCH_ONLY=writers: durable adds by 1, 8 and 64 writers, likewise.
+        Ok("writers") => {
+            println!("\n{}", writers::table(&copyq, &http).await.join("\n"));
             return;
         }
         Ok("mixed") => {

@@ -80,16 +80,20 @@ sock=(env COPYQ_MCP_TEST_BACKEND=socket)
 host=(env -u COPYQ_MCP_TEST_CHROOT)  # for suites the matrix does not run (gateway, oauth, lib)
 socket_write=src/backend/socket/backend/write.rs
 durable=src/backend/socket/backend/durable.rs
+group=src/backend/socket/backend/group.rs
 js=src/backend/copyq.js
 
-# The write's own room check, off by one (the plan-time check is right).
-plant full-socket 2 $socket_write 's/if count >= limit \{/if count > limit {/' \
+# The write's own room check, off by one (the plan-time check is right). An add through the
+# gateway is made in a group (group.rs); a single insert (the backend's own, a restore) in write.rs.
+plant full-socket 1 $socket_write 's/if count >= limit \{/if count > limit {/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+plant full-group 2 $group 's/if rows >= limit \{/if rows > limit {/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant full-cli 2 $js 's/if \(size\(\) >= limit\)/if (size() > limit)/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
 # move and tab_create left out of the audit log.
 plant audit-move-create 2 src/mcp/write/mod.rs \
-    's/Some\(store\) => Some\(store\.record_audit/Some(store) if !matches!(plan, Plan::Move { .. } | Plan::TabCreate { .. }) => Some(store.record_audit/; s/        None => None,\n    \};\n    let result/        _ => None,\n    };\n    let result/' \
+    's/let Some\(store\) = &tools\.audit else \{/let Some(store) = tools.audit.as_ref().filter(|_| !matches!(plan, Plan::Move { .. } | Plan::TabCreate { .. })) else {/' \
     -- "${t[@]}" --test copyq audit
 # /token: a code redeemed by another client, or with another redirect URI.
 plant code-other-client 1 src/oauth/token/grants.rs \
@@ -103,11 +107,18 @@ plant call-time-role 3 src/mcp/server.rs \
     's/if !allowed\(principal\.role, &request\.name\)/if false \&\& !allowed(principal.role, \&request.name)/' \
     -- "${host[@]}" "${t[@]}" --lib --test gateway --test oauth
 # Each step of the durable write, on both backends.
-plant unload-after-socket 2 $durable 's/let mut calls = vec!\[slots::unload_tabs\(names\)\];/let mut calls = Vec::new();/' \
+# Since adds are made in groups (group.rs), only the last write to a closed tab that is not an
+# add shows this one: the_last_write_to_each_closed_tab_survives_a_crash_at_once.
+plant unload-after-socket 1 $durable 's/let mut calls = vec!\[slots::unload_tabs\(names\)\];/let mut calls = Vec::new();/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant unload-after-cli 2 $js 's/names\.forEach\(function \(n\) \{ if \(exists\(n\)\) unload\(n\); \}\);/\/\/ planted/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
-plant zero-delays-socket 2 $durable 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
+plant zero-delays-socket 1 $durable 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+# The same two steps of a group of adds.
+plant unload-after-group 2 $group 's/let mut calls = vec!\[slots::unload_tabs\(made\)\];/let mut calls = Vec::new();/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+plant zero-delays-group 2 $group 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant zero-delays-cli 2 $js 's/SAVE_DELAYS\.forEach\(function \(k\) \{ config\(k, 0\); \}\);/\/\/ planted/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety

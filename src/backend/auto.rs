@@ -123,6 +123,13 @@ impl AutoBackend {
         routed!(self, insert(tab, item, limit))
     }
 
+    pub async fn insert_many(
+        &self,
+        writes: &[super::Insert<'_>],
+    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        routed!(self, insert_many(writes))
+    }
+
     pub async fn insert_whole(
         &self,
         tab: &str,

@@ -221,6 +221,19 @@ impl CliBackend {
             .await
     }
 
+    /// Each of `writes` as [`Self::insert`], one after another: each is a `copyq` process that
+    /// saves what it wrote, so there is no flush to share.
+    pub async fn insert_many(
+        &self,
+        writes: &[super::Insert<'_>],
+    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        let mut results = Vec::with_capacity(writes.len());
+        for (tab, item, limit) in writes {
+            results.push(self.insert(tab, item, *limit).await);
+        }
+        Ok(results)
+    }
+
     pub async fn change(
         &self,
         tab: &str,

@@ -78,6 +78,25 @@ pub enum BackendError {
 
 impl BackendError {
     /// `cause`, after `made` was done; a cause that was itself partial keeps what it says.
+    /// This error once more, for each write of a group that a step they share failed (the kinds a
+    /// call to CopyQ fails with as they are; another kind in its words).
+    pub fn again(&self) -> Self {
+        match self {
+            Self::Unavailable => Self::Unavailable,
+            Self::Unreachable { target } => Self::Unreachable {
+                target: target.clone(),
+            },
+            Self::Timeout(d) => Self::Timeout(*d),
+            Self::Unsupported(why) => Self::Unsupported(why.clone()),
+            Self::Failed(text) => Self::Failed(text.clone()),
+            Self::Partial { made, cause } => Self::Partial {
+                made: *made,
+                cause: Box::new(cause.again()),
+            },
+            other => Self::Failed(other.to_string()),
+        }
+    }
+
     pub fn after(made: Made, cause: BackendError) -> Self {
         match cause {
             partial @ Self::Partial { .. } => partial,

@@ -23,6 +23,8 @@ pub struct MemoryBackend {
     /// Tabs' items as they are to be once the next read is answered: another client's change
     /// between two reads of one call.
     meanwhile: Arc<Mutex<Tabs>>,
+    /// The size of every group of inserts made (see [`MemoryBackend::groups`]).
+    groups: Arc<Mutex<Vec<usize>>>,
 }
 
 impl Default for MemoryBackend {
@@ -38,6 +40,7 @@ impl MemoryBackend {
             max_items: DEFAULT_MAX_ITEMS,
             reads: Arc::default(),
             meanwhile: Arc::default(),
+            groups: Arc::default(),
         }
     }
 
@@ -55,6 +58,14 @@ impl MemoryBackend {
     /// `rows [TabRows {..}]`).
     pub fn reads(&self) -> Vec<String> {
         self.reads.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many inserts each group of inserts held, in order (tests of group commit).
+    pub fn groups(&self) -> Vec<usize> {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Make `items` the rows of the existing tab `tab` right after the next read is answered, as
@@ -183,6 +194,21 @@ impl MemoryBackend {
         }
         items.insert(0, item.clone());
         Ok(Persisted::Memory)
+    }
+
+    /// Each of `writes` as [`Self::insert`], in order, its size noted.
+    pub fn insert_many(
+        &self,
+        writes: &[super::Insert<'_>],
+    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(writes.len());
+        Ok(writes
+            .iter()
+            .map(|(tab, item, limit)| self.insert(tab, item, *limit))
+            .collect())
     }
 
     /// The in-memory backend holds text, tags and notes only: `whole` adds nothing to `item`.

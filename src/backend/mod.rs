@@ -27,6 +27,9 @@ pub use item::{Item, Whole, holds_more};
 pub use memory::MemoryBackend;
 pub use socket::backend::{SocketBackend, SocketConfig};
 
+/// One insert of a group ([`Backend::insert_many`]): the tab, the item, CopyQ's `maxitems`.
+pub type Insert<'a> = (&'a str, &'a Item, usize);
+
 /// Which tabs a read covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -196,6 +199,19 @@ impl Backend {
         limit: usize,
     ) -> Result<Persisted, BackendError> {
         dispatch!(self, insert(tab, item, limit))
+    }
+
+    /// Group commit: each of `writes` inserted as [`Backend::insert`] would, with one save of
+    /// each tab touched for the whole group (the socket backend; the others one after another).
+    /// `Err` when a step before any insert failed: nothing was changed.
+    pub async fn insert_many(
+        &self,
+        writes: &[Insert<'_>],
+    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        Ok(dispatch!(self, insert_many(writes))?
+            .into_iter()
+            .map(|r| r.map_err(|e| self.locate(e)))
+            .collect())
     }
 
     /// Insert at row 0 of `tab` the item whose every format is `whole` (`item` is its text, tags

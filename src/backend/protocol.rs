@@ -103,6 +103,11 @@ mod tests {
                     include_str!("socket/backend/durable.rs")
                 ),
             ),
+            // A group of inserts follows the protocol once for the whole group.
+            (
+                "socket/backend/group.rs",
+                include_str!("socket/backend/group.rs"),
+            ),
         ] {
             let steps = marked(source);
             for step in STEPS {

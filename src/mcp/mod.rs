@@ -35,6 +35,8 @@ pub struct ToolState {
     pub backend: Backend,
     pub roots: Roots,
     pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
+    /// Adds waiting to be made as one group ([`write`]'s group commit).
+    pub(crate) adds: write::Queue,
     /// Where executed writes are recorded; `None` only in unit tests.
     pub audit: Option<std::sync::Arc<crate::store::Store>>,
     /// What the read path masks (`[privacy]`); off unless [`ToolState::with_privacy`] says otherwise.
@@ -108,6 +110,7 @@ impl ToolState {
             backend,
             roots,
             writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
+            adds: write::Queue::default(),
             audit: None,
             privacy: crate::privacy::Privacy::off(),
             version_key: random_key(),

@@ -211,6 +211,90 @@ async fn concurrent_clients_lose_and_duplicate_nothing() {
     );
 }
 
+/// Adds made at once by 8 clients (group commit makes them together: one save of each tab, one
+/// save-delay cycle for the tab open in CopyQ's window) each land exactly once, on disk when
+/// acknowledged: a SIGKILL right after the last reply loses none. The adds to a tab with room for
+/// one more item: one lands, every other is refused as full, and none of that fails its group.
+#[tokio::test]
+async fn concurrent_adds_each_land_once_on_disk_and_a_refused_one_fails_only_itself() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq.eval("config('maxitems', 20)", b"").expect("maxitems");
+    let room: Vec<String> = (0..19).map(|i| format!("kept {i}")).collect();
+    copyq
+        .seed(
+            "mcp/workspace/room",
+            &room
+                .iter()
+                .map(|t| Item::new(t, &[], ""))
+                .collect::<Vec<_>>(),
+        )
+        .expect("seed");
+    pinned(&copyq, "mcp/workspace/open");
+    copyq
+        .seed("mcp/workspace/closed", &items(&["first"]))
+        .expect("seed");
+    let before = save_delays(&copyq);
+    let gw = gateway(&copyq).await;
+    // Eight clients, each sending its four adds at once once every client is connected.
+    let tabs = ["open", "closed", "new", "room"];
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+    let mut tasks = Vec::new();
+    for n in 0..8 {
+        let (url, token, start) = (gw.url.clone(), gw.write.clone(), start.clone());
+        tasks.push(tokio::spawn(async move {
+            let c = client(&url, &token).await;
+            start.wait().await;
+            let add = |tab: &str| {
+                let args = json!({"mode": "add", "tab": format!("workspace/{tab}"), "text": format!("{tab} {n}")});
+                call(&c, "mcp_write", args)
+            };
+            let got = tokio::join!(add(tabs[0]), add(tabs[1]), add(tabs[2]), add(tabs[3]));
+            [got.0, got.1, got.2, got.3]
+        }));
+    }
+    let mut full = 0;
+    for (n, task) in tasks.into_iter().enumerate() {
+        let replies = task.await.expect("client task");
+        for (tab, (is_error, text)) in tabs.iter().zip(replies) {
+            match is_error {
+                false => assert!(text.starts_with("ok|mode:add|"), "{tab} {n}: {text}"),
+                true => {
+                    assert_eq!(*tab, "room", "{n}: {text}");
+                    assert_eq!(
+                        text,
+                        "error|COPYQ_ERROR|Tab 'workspace/room' is full: CopyQ keeps at most 20 items per tab (option \
+                         maxitems) and would silently drop the oldest one; nothing was changed. Delete or move items, or \
+                         raise the limit (copyq config maxitems 1000)"
+                    );
+                    full += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(full, 7, "one add of eight took the last slot");
+    assert_eq!(save_delays(&copyq), before, "the save delays are back");
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    for (tab, seeded) in [
+        ("open", vec!["first"]),
+        ("closed", vec!["first"]),
+        ("new", vec![]),
+    ] {
+        let got = tab_texts(&copyq, &format!("mcp/workspace/{tab}"));
+        let mut want: Vec<String> = (0..8).map(|n| format!("{tab} {n}")).collect();
+        want.sort();
+        let (added, kept) = got.split_at(got.len().saturating_sub(seeded.len()));
+        let mut added = added.to_vec();
+        added.sort();
+        assert_eq!(added, want, "{tab}: every add exactly once");
+        assert_eq!(kept, seeded, "{tab}");
+    }
+    let got = tab_texts(&copyq, "mcp/workspace/room");
+    assert_eq!(got.len(), 20, "{got:?}");
+    assert!(got[0].starts_with("room "), "{got:?}");
+    assert_eq!(got[1..], room[..], "nothing evicted");
+}
+
 /// Write, SIGKILL CopyQ the moment the last write is acknowledged, restart it: the acknowledged
 /// writes are there (each was saved before its `ok|`; CopyQ itself would save minutes later).
 #[tokio::test]
@@ -395,6 +479,42 @@ async fn removed_tabs_stay_removed_after_a_crash_at_once() {
         .collect();
     assert_eq!(tabs, ["mcp/workspace/kept"]);
     assert_eq!(tab_texts(&copyq, "mcp/workspace/kept"), ["an item"]);
+}
+
+/// An update, a delete and a move, each the last write to its tabs (closed ones: CopyQ unloads
+/// them), are saved by the unload after each write: a SIGKILL right after the last `ok|` loses none.
+/// (A later write to the same tab would save an earlier one by the unload before it.)
+#[tokio::test]
+async fn the_last_write_to_each_closed_tab_survives_a_crash_at_once() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    for (tab, texts) in [
+        ("mcp/workspace/upd", &["to update", "stays"][..]),
+        ("mcp/workspace/del", &["to delete", "stays"][..]),
+        ("mcp/workspace/from", &["to move", "stays"][..]),
+        ("mcp/workspace/to", &["there"][..]),
+    ] {
+        copyq.seed(tab, &items(texts)).expect("seed");
+    }
+    copyq.eval("unload()", b"").expect("save the seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    w(&c, json!({"mode": "update", "tab": "workspace/upd", "index": 0, "field": "text", "text": "updated"})).await;
+    w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/del", "index": 0}),
+    )
+    .await;
+    w(
+        &c,
+        json!({"mode": "move", "tab": "workspace/from", "index": 0, "to_tab": "workspace/to"}),
+    )
+    .await;
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/upd"), ["updated", "stays"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/del"), ["stays"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/from"), ["stays"]);
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/to"), ["to move", "there"]);
 }
 
 /// Writes that change a tab open in CopyQ's window (a move into it, an update in it, a delete from

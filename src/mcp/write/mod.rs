@@ -2,6 +2,13 @@
 //! current state, then previewed or executed; executions are serialised so that index-addressed,
 //! multi-step writes from concurrent clients never interleave, and each carries the item it was
 //! planned against so a shifted index is refused instead of hitting the wrong item.
+//!
+//! Adds are made in groups (group commit): an add is planned, then queued; the add that finds the
+//! queue empty starts a leader, which takes the write lock and makes every add queued by then in
+//! one durable write
+//! ([`crate::backend::Backend::insert_many`]: one save of each tab touched, one save-delay cycle).
+//! Each add keeps its own audit entry, its own room and landing checks and its own reply, sent only
+//! once the group is saved.
 
 mod params;
 #[cfg(test)]
@@ -24,7 +31,7 @@ use serde_json::{Map, Value};
 use super::ToolState;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, ReadRequest, TabSelector};
+use crate::backend::{BackendError, Insert, ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 use plan::{Plan, plan, tab_full};
 use record::{audit_entry, kept};
@@ -45,6 +52,9 @@ pub async fn call(
         let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
         return Ok(preview_masked(&plan, &tools.privacy));
     }
+    if let params::WriteOp::Add { .. } = call.op {
+        return grouped(tools, principal, &call).await;
+    }
     let alone = tools.writes.clone().write_owned().await;
     let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     // Once it starts, a write runs to its end in a task of its own: the request may be cancelled
@@ -61,10 +71,162 @@ pub async fn call(
     .await
     .unwrap_or_else(|e| {
         tracing::error!(error = %e, "a write's task failed");
-        Err(ToolError::CopyQ(
-            "The write failed inside the gateway".into(),
-        ))
+        Err(failed_inside())
     })
+}
+
+fn failed_inside() -> ToolError {
+    ToolError::CopyQ("The write failed inside the gateway".into())
+}
+
+/// Adds waiting for the next group.
+#[derive(Default)]
+pub struct Queue(std::sync::Mutex<Vec<Queued>>);
+
+/// An add planned and queued, and where its reply goes.
+struct Queued {
+    plan: Plan,
+    principal: Principal,
+    reply: tokio::sync::oneshot::Sender<Result<String, ToolError>>,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len();
+        write!(f, "Queue({n} adds)")
+    }
+}
+
+impl Queue {
+    /// Queue `queued`; true when the queue was empty, so that no leader is on its way for it.
+    /// (A queue that holds adds has a leader waiting for the write lock: the one the first of them
+    /// started. One leader per group keeps writers' plans from queueing behind idle leaders.)
+    fn push(&self, queued: Queued) -> bool {
+        let mut queue = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        queue.push(queued);
+        queue.len() == 1
+    }
+
+    fn take(&self) -> Vec<Queued> {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
+/// An add: planned, queued, made by the group's leader. The plan takes no lock: it checks the
+/// tab's name and room early, and the group checks both again when it writes (the room with the
+/// rows CopyQ holds then, the landing by the tab list after the insert). Waiting for the write
+/// lock to plan would queue each writer behind the next group's leader, which takes the lock as
+/// soon as the first add of the group is planned: groups of one or two.
+async fn grouped(
+    tools: &Arc<ToolState>,
+    principal: &Principal,
+    call: &WriteCall,
+) -> Result<String, ToolError> {
+    let plan = plan(
+        tools,
+        &principal.tabs,
+        &call.op,
+        call.expected_version.as_deref(),
+    )
+    .await?;
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let first = tools.adds.push(Queued {
+        plan,
+        principal: principal.clone(),
+        reply,
+    });
+    // The group runs in a task of its own, to its end, as any write does (see `call`).
+    if first {
+        tokio::spawn(lead(tools.clone()));
+    }
+    answer.await.unwrap_or_else(|_| {
+        tracing::error!("a group of writes' task failed");
+        Err(failed_inside())
+    })
+}
+
+/// With the write lock, make every add queued now as one group, and answer each.
+async fn lead(tools: Arc<ToolState>) {
+    let _alone = tools.writes.write().await;
+    let queued = tools.adds.take();
+    if queued.is_empty() {
+        return;
+    }
+    let mut group = Vec::with_capacity(queued.len());
+    for q in queued {
+        match record(&tools, &q.plan, &q.principal).await {
+            Ok(id) => group.push((q, id)),
+            // No record, no write: this add is refused, the others go on.
+            Err(e) => drop(q.reply.send(Err(e))),
+        }
+    }
+    let writes: Vec<Insert> = group
+        .iter()
+        .filter_map(|(q, _)| match &q.plan {
+            Plan::Add { tab, item, limit } => Some((tab.full.as_str(), item, *limit)),
+            _ => None,
+        })
+        .collect();
+    let results = match writes.len() == group.len() {
+        true => tools.backend.insert_many(&writes).await,
+        false => Err(BackendError::Failed("a queued write is not an add".into())),
+    };
+    let results: Vec<_> = match results {
+        Ok(results) => results,
+        Err(e) => group.iter().map(|_| Err(e.again())).collect(),
+    };
+    for ((q, id), result) in group.into_iter().zip(results) {
+        let result = match (result, &q.plan) {
+            (Ok(persisted), plan) => {
+                tracing::info!(?persisted, "write acknowledged");
+                Ok(ok(plan, Done::default()))
+            }
+            (Err(e), Plan::Add { tab, .. }) => {
+                let e = refused(e, tab, tab, 0);
+                Err(misdirected(&tools, &q.principal.tabs, e).await)
+            }
+            (Err(e), _) => Err(e.into()),
+        };
+        let result = match (&tools.audit, id) {
+            (Some(store), Some(id)) => outcome::settle(store, id, &q.plan, result),
+            _ => result,
+        };
+        drop(q.reply.send(result));
+    }
+}
+
+/// The write's audit entry, recorded before it is made (`None` without an audit log).
+async fn record(
+    tools: &ToolState,
+    plan: &Plan,
+    principal: &Principal,
+) -> Result<Option<i64>, ToolError> {
+    let Some(store) = &tools.audit else {
+        return Ok(None);
+    };
+    let kept = kept(&tools.backend, plan, store.audit_max_bytes()).await?;
+    let id = store
+        .record_audit_kept(&audit_entry(plan, principal), &kept)
+        .map_err(|e| {
+            tracing::error!(error = %e, "audit log unavailable; write refused");
+            ToolError::CopyQ(
+                "The gateway's audit log is unavailable, so no write is allowed; nothing was changed"
+                    .into(),
+            )
+        })?;
+    Ok(Some(id))
 }
 
 async fn execute_audited(
@@ -72,13 +234,7 @@ async fn execute_audited(
     plan: &Plan,
     principal: &Principal,
 ) -> Result<String, ToolError> {
-    let audit_id = match &tools.audit {
-        Some(store) => Some(store.record_audit_kept(&audit_entry(plan, principal), &kept(&tools.backend, plan, store.audit_max_bytes()).await?).map_err(|e| {
-            tracing::error!(error = %e, "audit log unavailable; write refused");
-            ToolError::CopyQ("The gateway's audit log is unavailable, so no write is allowed; nothing was changed".into())
-        })?),
-        None => None,
-    };
+    let audit_id = record(tools, plan, principal).await?;
     let result = execute(tools, &principal.tabs, plan).await;
     match (&tools.audit, audit_id) {
         (Some(store), Some(id)) => outcome::settle(store, id, plan, result),
@@ -330,6 +486,42 @@ mod tests {
             Ok(text) => text,
             Err(e) => e.line(),
         }
+    }
+
+    /// Adds sent together are made as one group, and the one that finds its tab full is refused
+    /// alone: the others in its group land.
+    #[tokio::test]
+    async fn concurrent_adds_are_made_as_one_group_each_with_its_own_answer() {
+        let (tools, mem) = tools(3);
+        let add = |tab: &str, text: &str| {
+            call_tool(&tools, json!({"mode": "add", "tab": tab, "text": text}))
+        };
+        // Room for one more in "info", two in "заметки".
+        let got = tokio::join!(
+            add("info", "i1"),
+            add("info", "i2"),
+            add("заметки", "z1"),
+            add("заметки", "z2"),
+        );
+        assert_eq!(mem.groups(), [4]);
+        assert_eq!(
+            got.0,
+            "ok|mode:add|tab:info|full_path:mcp/info|index:0|text_len:2|tags:0|note:False"
+        );
+        assert_eq!(
+            got.1,
+            "error|COPYQ_ERROR|Tab 'info' is full: CopyQ keeps at most 3 items per tab (option maxitems) and would \
+             silently drop the oldest one; nothing was changed. Delete or move items, or raise the limit (copyq config \
+             maxitems 1000)"
+        );
+        for got in [got.2, got.3] {
+            assert_eq!(
+                got,
+                "ok|mode:add|tab:заметки|full_path:mcp/заметки|index:0|text_len:2|tags:0|note:False"
+            );
+        }
+        assert_eq!(texts(&mem, "mcp/info"), ["i1", "a", "b"]);
+        assert_eq!(texts(&mem, "mcp/заметки"), ["z2", "z1", "z"]);
     }
 
     #[tokio::test]

@@ -53,7 +53,7 @@ impl SocketBackend {
 
     /// The save delays as they are, then all set to 0. If setting them fails, some may be 0
     /// already: they are put back before the error is returned.
-    async fn zero_delays(&self) -> Result<Vec<String>, BackendError> {
+    pub(super) async fn zero_delays(&self) -> Result<Vec<String>, BackendError> {
         let reads = SAVE_DELAYS.iter().map(|k| slots::config(k)).collect();
         let replies = self.call_many(reads).await?;
         let mut old = Vec::new();
@@ -68,7 +68,7 @@ impl SocketBackend {
         Ok(old)
     }
 
-    async fn put_delays(&self, old: &[String]) -> Result<(), BackendError> {
+    pub(super) async fn put_delays(&self, old: &[String]) -> Result<(), BackendError> {
         let calls = SAVE_DELAYS
             .iter()
             .zip(old)
@@ -79,13 +79,13 @@ impl SocketBackend {
 
     /// Put the save delays back; a failure is logged, and they are owed: put back before the
     /// next call that reaches CopyQ.
-    async fn restore_delays_or_log(&self, old: &[String]) {
+    pub(super) async fn restore_delays_or_log(&self, old: &[String]) {
         if let Err(e) = self.put_delays(old).await {
             self.owe(old, &e);
         }
     }
 
-    fn owe(&self, old: &[String], e: &BackendError) {
+    pub(super) fn owe(&self, old: &[String], e: &BackendError) {
         tracing::error!(error = %e, "cannot put CopyQ's save delays back yet; the next call will");
         *self.owed.lock().unwrap_or_else(PoisonError::into_inner) = Some(old.to_vec());
     }

@@ -6,6 +6,7 @@
 mod content;
 mod data_file;
 mod durable;
+mod group;
 mod read;
 mod rows;
 mod whole;

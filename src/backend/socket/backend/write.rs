@@ -104,7 +104,7 @@ impl SocketBackend {
     /// that exact name), the length (one more row) and row 0 (the item). Naming `tab` after the
     /// insert creates nothing: the insert made it, or went to the tab CopyQ matched the name to,
     /// which the length and row then name too.
-    async fn insert_verified(
+    pub(super) async fn insert_verified(
         &self,
         tab: &str,
         data: Map,
