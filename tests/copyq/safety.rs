@@ -20,10 +20,7 @@ async fn a_full_tab_is_refused_not_evicted() {
     copyq
         .seed(
             "mcp/workspace/full",
-            &full
-                .iter()
-                .map(|t| Item::new(t, &[], ""))
-                .collect::<Vec<_>>(),
+            &items(&full.iter().map(String::as_str).collect::<Vec<_>>()),
         )
         .expect("seed");
     copyq
@@ -223,10 +220,7 @@ async fn concurrent_adds_each_land_once_on_disk_and_a_refused_one_fails_only_its
     copyq
         .seed(
             "mcp/workspace/room",
-            &room
-                .iter()
-                .map(|t| Item::new(t, &[], ""))
-                .collect::<Vec<_>>(),
+            &items(&room.iter().map(String::as_str).collect::<Vec<_>>()),
         )
         .expect("seed");
     pinned(&copyq, "mcp/workspace/open");

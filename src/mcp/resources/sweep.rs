@@ -146,6 +146,21 @@ mod tests {
     use super::*;
     use crate::backend::content::Format;
 
+    /// An item of `text` that also holds one format of `bytes` (and `pixels`).
+    fn with_format(text: &str, mime: &str, bytes: u64, pixels: Option<(u32, u32)>) -> Item {
+        Item {
+            content: crate::backend::content::Content {
+                formats: vec![Format {
+                    mime: mime.into(),
+                    bytes,
+                    pixels,
+                }],
+                ..Default::default()
+            },
+            ..Item::new(text, &[], "")
+        }
+    }
+
     /// A tab of `total` rows, all "x", read as `sweep` plans: the fingerprint.
     fn poll(sweep: &mut Sweep, total: usize, edit: Option<(usize, Item)>) -> u64 {
         let row = |r: usize| match &edit {
@@ -181,17 +196,7 @@ mod tests {
 
     #[test]
     fn an_edit_anywhere_changes_the_fingerprint_within_one_sweep() {
-        let html = Item {
-            content: crate::backend::content::Content {
-                formats: vec![Format {
-                    mime: "text/html".into(),
-                    bytes: 8,
-                    pixels: None,
-                }],
-                ..Default::default()
-            },
-            ..Item::new("x", &[], "")
-        };
+        let html = with_format("x", "text/html", 8, None);
         let edits = [
             (30, Item::new("edited", &[], "")),
             (199, Item::new("x", &["tag"], "")),
@@ -250,17 +255,7 @@ mod tests {
     #[test]
     fn a_heavy_chunk_is_followed_by_rests_that_keep_its_budget() {
         // Rows of 4K screenshots: 357 KB each, a chunk of 90 about 31 MiB.
-        let shot = Item {
-            content: crate::backend::content::Content {
-                formats: vec![Format {
-                    mime: "image/png".into(),
-                    bytes: 357_000,
-                    pixels: Some((3840, 2160)),
-                }],
-                ..Default::default()
-            },
-            ..Item::new("", &[], "")
-        };
+        let shot = with_format("", "image/png", 357_000, Some((3840, 2160)));
         let head: Vec<_> = (0..HEAD).map(|_| Some(shot.clone())).collect();
         let read = |sweep: &mut Sweep| {
             let (chunk, range) = sweep.plan();
