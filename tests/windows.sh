@@ -5,7 +5,9 @@
 #   1. the lib's unit tests, built as a Windows .exe on the same std and dependencies, run under Wine;
 #   2. the .exe under Wine as a gateway on loopback with the CLI backend, `copyq.command` pointing at
 #      a stand-in copyq.exe (examples/copyq_stand_in.rs, same target): /healthz, a token issued by
-#      the .exe's own CLI, tools/list, and an mcp_write add read back with mcp_read over /mcp.
+#      the .exe's own CLI, tools/list, and an mcp_write add read back with mcp_read over /mcp;
+#   3. the same with the socket backend, answered by a stand-in CopyQ server
+#      (examples/copyq_socket_stand_in.rs) on the named pipe the gateway computes for the session.
 # Each part prints its time; a table of them closes the run. Root; idempotent: the chroot is built
 # once (a marker file holds the recipe), the target dir inside it is kept between runs (both are
 # rebuilt from nothing when missing).
@@ -22,7 +24,7 @@
 # target/windows/copyq-mcp-VERSION-windows-x86_64[-debug].zip, the Windows artefact.
 #
 # Environment: WIN_CHROOT (default /var/cache/copyq-mcp-chroots/win-sid), COPYQ_MCP_DEBIAN_MIRROR,
-# WIN_PORT (default 18799).
+# WIN_PORT (default 18799; the socket backend's gateway takes the next port).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -84,6 +86,7 @@ mountpoint -q "$CHROOT/src/copyq-mcp" || mount --bind "$REPO" "$CHROOT/src/copyq
 cleanup() {
     in_chroot /usr/lib/x86_64-linux-gnu/wine/wineserver -k 2>/dev/null || true
     [[ -n ${GATEWAY_PID:-} ]] && kill "$GATEWAY_PID" 2>/dev/null || true
+    [[ -n ${SOCKET_STAND_IN_PID:-} ]] && kill "$SOCKET_STAND_IN_PID" 2>/dev/null || true
     for m in src/copyq-mcp dev proc; do umount "$CHROOT/$m" 2>/dev/null || true; done
     rm -f "$INSTALL_LOG" "$INSTALL_LOG.constraints"
 }
@@ -97,7 +100,7 @@ cargo_win() {   # cargo_win SUBCOMMAND ARGS...
 
 started=$SECONDS
 fetch "build copyq-mcp.exe and the stand-in copyq.exe" \
-    cargo_win build --bin copyq-mcp --example copyq_stand_in
+    cargo_win build --bin copyq-mcp --example copyq_stand_in --example copyq_socket_stand_in
 no_warnings() {   # the Windows build stays warning-free, as the Linux one (cargo replays a fresh crate's)
     if grep -E '^warning' "$INSTALL_LOG" >&2; then
         echo "windows: $1 has warnings" >&2
@@ -108,6 +111,7 @@ no_warnings "the .exe's build"
 part "build copyq-mcp.exe + stand-in" $((SECONDS - started))
 EXE=$OUT/copyq-mcp.exe
 STAND_IN=$OUT/examples/copyq_stand_in.exe
+SOCKET_STAND_IN=$OUT/examples/copyq_socket_stand_in.exe
 
 if [[ ${SKIP_UNIT:-0} != 1 ]]; then
     started=$SECONDS
@@ -130,12 +134,11 @@ fi
 
 die() { echo "windows: $*" >&2; [[ -f $CHROOT$WORK/gateway.log ]] && tail -n 20 "$CHROOT$WORK/gateway.log" >&2; exit 1; }
 
-# The .exe as a gateway on loopback, the CLI backend answered by the stand-in copyq.exe.
+# A token, issued by the .exe's own CLI, for the gateways below.
 started=$SECONDS
 rm -rf "${CHROOT:?}$WORK"
 mkdir -p "$CHROOT$WORK"
-gateway_env=(COPYQ_MCP__DATA_DIR="Z:$WORK/data" COPYQ_MCP__SERVER__BIND="127.0.0.1:$PORT"
-    COPYQ_MCP__COPYQ__BACKEND=cli COPYQ_MCP__COPYQ__COMMAND="Z:$STAND_IN"
+gateway_env=(COPYQ_MCP__DATA_DIR="Z:$WORK/data" COPYQ_MCP__COPYQ__COMMAND="Z:$STAND_IN"
     COPYQ_STAND_IN_STATE="Z:$WORK/copyq-state.json")
 token=$(in_chroot "${gateway_env[@]}" wine "$EXE" token issue --role write --name wine-test 2>"$CHROOT$WORK/token.err") ||
     die "token issue under Wine failed: $(cat "$CHROOT$WORK/token.err")"
@@ -143,41 +146,69 @@ token=${token%$'\r'}
 [[ -n $token ]] || die "token issue printed nothing"
 part "token issue under Wine" $((SECONDS - started))
 
-started=$SECONDS
-in_chroot "${gateway_env[@]}" wine "$EXE" serve >"$CHROOT$WORK/gateway.log" 2>&1 &
-GATEWAY_PID=$!
-base=http://127.0.0.1:$PORT
-health=
-for _ in $(seq 1 240); do
-    health=$(curl -s "$base/healthz" || true)
-    [[ -n $health ]] && break
-    sleep 0.25
-done
-want='{"backend":"cli","copyq":"up","copyq_version":"17.0.0","status":"ok"}'
-[[ $health == "$want" ]] || die "/healthz under Wine: want $want, got ${health:-nothing}"
-part "gateway start, /healthz" $((SECONDS - started))
+# serve_and_call BACKEND PORT HEALTH STATE-JQ: the .exe as a gateway on BACKEND at PORT; its
+# /healthz must be HEALTH, then tools/list, an add and a list, and the stand-in's state file must
+# pass the jq test STATE-JQ.
+serve_and_call() {
+    local backend=$1 port=$2 want_health=$3 state_check=$4 health= got want
+    started=$SECONDS
+    in_chroot "${gateway_env[@]}" COPYQ_MCP__COPYQ__BACKEND="$backend" \
+        COPYQ_MCP__SERVER__BIND="127.0.0.1:$port" wine "$EXE" serve >"$CHROOT$WORK/gateway.log" 2>&1 &
+    GATEWAY_PID=$!
+    base=http://127.0.0.1:$port
+    for _ in $(seq 1 240); do
+        health=$(curl -s "$base/healthz" || true)
+        [[ -n $health ]] && break
+        sleep 0.25
+    done
+    [[ $health == "$want_health" ]] || die "/healthz under Wine ($backend): want $want_health, got ${health:-nothing}"
+    part "gateway start, /healthz ($backend)" $((SECONDS - started))
 
-started=$SECONDS
-MCP_HEADERS=$CHROOT$WORK/headers
+    started=$SECONDS
+    MCP_HEADERS=$CHROOT$WORK/headers
+    mcp_start windows-test
+    tools=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | json_of | jq -c '[.result.tools[].name]')
+    [[ $tools == '["mcp_read","mcp_write","mcp_validate"]' ]] || die "tools/list under Wine ($backend): $tools"
+    got=$(call 3 mcp_write '{"mode":"add","tab":"workspace/wine","text":"written under wine"}')
+    want='ok|mode:add|tab:workspace/wine|full_path:mcp/workspace/wine|index:0|text_len:18|tags:0|note:False'
+    [[ $got == "$want" ]] || die "mcp_write add through the $backend stand-in: want $want, got $got"
+    got=$(call 4 mcp_read '{"mode":"list","tab":"workspace/wine"}')
+    want=$'mode:list|tab:workspace/wine|full_path:mcp/workspace/wine|total:1|showing:0-0\n0|"written under wine"|[]'
+    [[ $got == "$want" ]] || die "mcp_read list through the $backend stand-in: want $want, got $got"
+    # The write is in the stand-in's state: the gateway reached it, not a cache of its own.
+    jq -e "$state_check" "$CHROOT$WORK/copyq-state.json" >/dev/null ||
+        die "the $backend stand-in's state does not hold the write: $(cat "$CHROOT$WORK/copyq-state.json")"
+    part "tools/list, mcp_write, mcp_read ($backend)" $((SECONDS - started))
+    kill "$GATEWAY_PID" 2>/dev/null || true
+    GATEWAY_PID=
+}
 call() {   # call ID TOOL ARGS: the tool's text, or die when it is an error
     local reply
     reply=$(mcp_call "$@")
     [[ $(jq -r '.result.isError' <<<"$reply") == false ]] || die "tools/call $2 is an error: $reply"
     jq -r '.result.content[0].text' <<<"$reply"
 }
-mcp_start windows-test
-tools=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | json_of | jq -c '[.result.tools[].name]')
-[[ $tools == '["mcp_read","mcp_write","mcp_validate"]' ]] || die "tools/list under Wine: $tools"
-got=$(call 3 mcp_write '{"mode":"add","tab":"workspace/wine","text":"written under wine"}')
-want='ok|mode:add|tab:workspace/wine|full_path:mcp/workspace/wine|index:0|text_len:18|tags:0|note:False'
-[[ $got == "$want" ]] || die "mcp_write add through the stand-in copyq.exe: want $want, got $got"
-got=$(call 4 mcp_read '{"mode":"list","tab":"workspace/wine"}')
-want=$'mode:list|tab:workspace/wine|full_path:mcp/workspace/wine|total:1|showing:0-0\n0|"written under wine"|[]'
-[[ $got == "$want" ]] || die "mcp_read list through the stand-in copyq.exe: want $want, got $got"
-# The write is in the stand-in's state: the gateway ran copyq.exe, not a cache of its own.
-jq -e '.tabs[0].items[0].text == "written under wine"' "$CHROOT$WORK/copyq-state.json" >/dev/null ||
-    die "the stand-in's state does not hold the write: $(cat "$CHROOT$WORK/copyq-state.json")"
-part "tools/list, mcp_write, mcp_read (cli)" $((SECONDS - started))
+
+# The CLI backend: the gateway runs the stand-in copyq.exe for each call.
+serve_and_call cli "$PORT" '{"backend":"cli","copyq":"up","copyq_version":"17.0.0","status":"ok"}' \
+    '.tabs[0].items[0].text == "written under wine"'
+
+# The socket backend: the stand-in CopyQ server listens on the pipe it computes with the gateway's
+# own code (from the same environment), and speaks CopyQ's protocol as a Qt 6 CopyQ 17.0 does.
+rm -f "$CHROOT$WORK/copyq-state.json"
+in_chroot COPYQ_STAND_IN_STATE="Z:$WORK/copyq-state.json" wine "$SOCKET_STAND_IN" \
+    >"$CHROOT$WORK/socket-stand-in.log" 2>&1 &
+SOCKET_STAND_IN_PID=$!
+for _ in $(seq 1 120); do
+    grep -q '^listening on' "$CHROOT$WORK/socket-stand-in.log" 2>/dev/null && break
+    sleep 0.25
+done
+grep -q '^listening on' "$CHROOT$WORK/socket-stand-in.log" ||
+    die "the socket stand-in did not start: $(cat "$CHROOT$WORK/socket-stand-in.log")"
+echo "windows: socket stand-in $(head -n 1 "$CHROOT$WORK/socket-stand-in.log" | tr -d '\r')"
+serve_and_call socket $((PORT + 1)) '{"backend":"socket","copyq":"up","protocol":"Qt 6, CopyQ >= 14","status":"ok"}' \
+    '.tabs == [{"name":"mcp/workspace/wine","items":["written under wine"]}]'
+kill "$SOCKET_STAND_IN_PID" 2>/dev/null || true
 
 # The artefact: the .exe and its README, zipped.
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n 1)

@@ -3,7 +3,7 @@
 //! fake server listens where CopyQ's does on each platform: a Unix socket, or on Windows a named
 //! pipe (these tests run under Wine in tests/windows.sh).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -11,6 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::super::MAX_FRAME_LEN;
 use super::super::encode::encode_value;
 use super::super::frame::{code, decode_call_payload, encode_frame, split_frame};
+use super::super::stand_in::{Listener, ServerStream};
 use super::*;
 
 /// Where a fake server named `name` listens: a socket file in `dir`, or on Windows a pipe named
@@ -24,59 +25,6 @@ fn server_path(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     {
         let leaf = dir.path().file_name().unwrap_or_default().to_string_lossy();
         PathBuf::from(format!(r"\\.\pipe\copyq-mcp-test-{leaf}-{name}"))
-    }
-}
-
-/// The fake server's end of one connection.
-#[cfg(unix)]
-type ServerStream = tokio::net::UnixStream;
-#[cfg(windows)]
-type ServerStream = tokio::net::windows::named_pipe::NamedPipeServer;
-
-/// The fake server's listening end.
-#[cfg(unix)]
-struct Listener(tokio::net::UnixListener);
-
-#[cfg(unix)]
-impl Listener {
-    fn bind(path: &Path) -> Self {
-        Self(tokio::net::UnixListener::bind(path).expect("bind"))
-    }
-
-    async fn accept(&mut self) -> ServerStream {
-        self.0.accept().await.expect("accept").0
-    }
-}
-
-/// The fake server's listening end: a pipe instance waiting for a client, replaced by a fresh one
-/// as each client connects (as Qt's `QLocalServer` does).
-#[cfg(windows)]
-struct Listener {
-    path: PathBuf,
-    next: ServerStream,
-}
-
-#[cfg(windows)]
-impl Listener {
-    fn bind(path: &Path) -> Self {
-        use tokio::net::windows::named_pipe::ServerOptions;
-        let next = ServerOptions::new()
-            .first_pipe_instance(true)
-            .create(path)
-            .expect("create the pipe");
-        Self {
-            path: path.to_owned(),
-            next,
-        }
-    }
-
-    async fn accept(&mut self) -> ServerStream {
-        use tokio::net::windows::named_pipe::ServerOptions;
-        self.next.connect().await.expect("accept");
-        let fresh = ServerOptions::new()
-            .create(&self.path)
-            .expect("create the pipe");
-        std::mem::replace(&mut self.next, fresh)
     }
 }
 
@@ -106,9 +54,9 @@ where
     F: FnMut(Vec<(i32, Call)>) -> Vec<(i32, Act)> + Send + 'static,
 {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut listener = Listener::bind(&server_path(&dir, "s"));
+    let mut listener = Listener::bind(&server_path(&dir, "s")).expect("bind");
     let handle = tokio::spawn(async move {
-        let mut sock = listener.accept().await;
+        let mut sock = listener.accept().await.expect("accept");
         let mut buf = Vec::new();
         let mut calls = Vec::new();
         loop {
@@ -214,9 +162,9 @@ async fn stop_fails_waiting_and_later_calls_at_once_and_closes_the_socket() {
 #[tokio::test]
 async fn server_going_away_fails_waiting_calls_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut listener = Listener::bind(&server_path(&dir, "s"));
+    let mut listener = Listener::bind(&server_path(&dir, "s")).expect("bind");
     tokio::spawn(async move {
-        let mut sock = listener.accept().await;
+        let mut sock = listener.accept().await.expect("accept");
         let mut chunk = [0u8; 64];
         let _ = sock.read(&mut chunk).await;
     });
@@ -333,9 +281,9 @@ async fn next_frame(sock: &mut ServerStream, buf: &mut Vec<u8>) -> Vec<u8> {
 async fn the_user_type_id_is_learned_from_replies_and_sent() {
     use super::super::value::Qt;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut listener = Listener::bind(&server_path(&dir, "s"));
+    let mut listener = Listener::bind(&server_path(&dir, "s")).expect("bind");
     let server = tokio::spawn(async move {
-        let mut sock = listener.accept().await;
+        let mut sock = listener.accept().await.expect("accept");
         let mut buf = Vec::new();
         let mut seen = Vec::new();
         for _ in 0..2 {

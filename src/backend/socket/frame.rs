@@ -149,7 +149,6 @@ pub fn decode_message_in(
 }
 
 /// Decode a call payload, the way the server does: for tests and test doubles.
-#[cfg(test)]
 pub fn decode_call_payload(payload: &[u8]) -> Result<(i32, Call), DecodeError> {
     let mut r = Reader::new(payload);
     let magic = r.u32()?;
@@ -173,7 +172,6 @@ pub fn decode_call_payload(payload: &[u8]) -> Result<(i32, Call), DecodeError> {
 
 /// Split one complete frame off the front of `buf`: `Ok(None)` until enough bytes are there (the
 /// test doubles' server side; the client reads a header, then the message it announces).
-#[cfg(test)]
 pub fn split_frame(buf: &[u8], max_len: usize) -> Result<Option<(&[u8], usize)>, DecodeError> {
     let Some(header) = buf.first_chunk::<HEADER_LEN>() else {
         return Ok(None);

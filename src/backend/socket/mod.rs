@@ -36,6 +36,8 @@ pub(crate) mod frame;
 pub mod path;
 pub mod probe;
 pub mod slots;
+#[doc(hidden)]
+pub mod stand_in;
 mod transport;
 pub mod value;
 

@@ -1,0 +1,504 @@
+//! A stand-in CopyQ server on the socket: for the Windows CI step (tests/windows.sh), where no
+//! CopyQ for Windows runs, the Wine-run gateway's socket backend talks to this instead (the
+//! `copyq_socket_stand_in` example serves it on the pipe the gateway computes for the session).
+//! Not part of the gateway: public only so that the example can reach it.
+//!
+//! It speaks what a CopyQ 17.0 built with Qt 6 writes (the layout [`super::probe`] finds as
+//! `Qt 6, CopyQ >= 14`), with the frames, calls and values of [`super::frame`],
+//! [`super::encode`] and [`super::decode`], the code the decoder tests check against bytes
+//! recorded from real servers. It answers the slots of [`super::slots`] from tabs held in
+//! memory, as CopyQ 17.0 does for the parts a read and a write use: reads create no tab, an
+//! insert past `maxitems` evicts bottom rows, an unknown signature gets the empty reply.
+//!
+//! What it proves is the gateway's side on Windows (the pipe's name, the pipe transport, the
+//! probe and the protocol client as the socket backend drives them); nothing of CopyQ's own
+//! server on Windows.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::MAX_FRAME_LEN;
+use super::encode::encode_value_in;
+use super::frame::{code, decode_call_payload, encode_frame, split_frame};
+use super::value::{Call, Dialect, Map, MapListType, Qt, Value, map_get};
+use crate::backend::protocol::MIME_TEXT;
+
+/// The layout it writes: a Qt 6 build of CopyQ 14 or later.
+const DIALECT: Dialect = Dialect {
+    qt: Qt::V6,
+    data_file_key: true,
+};
+
+/// CopyQ's default `maxitems`.
+const MAX_ITEMS: usize = 200;
+
+/// The server's end of one connection.
+#[cfg(unix)]
+pub(crate) type ServerStream = tokio::net::UnixStream;
+/// The server's end of one connection.
+#[cfg(windows)]
+pub(crate) type ServerStream = tokio::net::windows::named_pipe::NamedPipeServer;
+
+/// The listening end: a Unix socket.
+#[cfg(unix)]
+pub(crate) struct Listener(tokio::net::UnixListener);
+
+#[cfg(unix)]
+impl Listener {
+    pub(crate) fn bind(path: &Path) -> io::Result<Self> {
+        tokio::net::UnixListener::bind(path).map(Self)
+    }
+
+    pub(crate) async fn accept(&mut self) -> io::Result<ServerStream> {
+        Ok(self.0.accept().await?.0)
+    }
+}
+
+/// The listening end: a pipe instance waiting for a client, replaced by a fresh one as each
+/// client connects (as Qt's `QLocalServer` does on Windows).
+#[cfg(windows)]
+pub(crate) struct Listener {
+    path: PathBuf,
+    next: ServerStream,
+}
+
+#[cfg(windows)]
+impl Listener {
+    pub(crate) fn bind(path: &Path) -> io::Result<Self> {
+        use tokio::net::windows::named_pipe::ServerOptions;
+        let next = ServerOptions::new()
+            .first_pipe_instance(true)
+            .create(path)?;
+        Ok(Self {
+            path: path.to_owned(),
+            next,
+        })
+    }
+
+    pub(crate) async fn accept(&mut self) -> io::Result<ServerStream> {
+        use tokio::net::windows::named_pipe::ServerOptions;
+        self.next.connect().await?;
+        let fresh = ServerOptions::new().create(&self.path)?;
+        Ok(std::mem::replace(&mut self.next, fresh))
+    }
+}
+
+/// Tabs, items and selections, as the server holds them.
+#[derive(Debug, Default)]
+pub struct Model {
+    tabs: Vec<(String, Vec<Map>)>,
+    /// Selection id: its tab and rows.
+    selections: HashMap<i32, (String, Vec<usize>)>,
+    next_selection: i32,
+    config: HashMap<String, String>,
+}
+
+fn arg_str(call: &Call, i: usize) -> Option<&str> {
+    call.args.get(i).and_then(Value::as_str)
+}
+
+fn arg_int(call: &Call, i: usize) -> Option<i32> {
+    call.args.get(i).and_then(Value::as_int)
+}
+
+/// A `QString` error reply: null for success.
+fn done() -> Value {
+    Value::String(None)
+}
+
+impl Model {
+    /// The tabs and the text of their items, for a test to see what was written.
+    pub fn to_json(&self) -> serde_json::Value {
+        let tabs = self.tabs.iter().map(|(name, items)| {
+            let texts: Vec<_> = items
+                .iter()
+                .map(|m| map_get(m, MIME_TEXT).and_then(Value::to_text))
+                .collect();
+            serde_json::json!({"name": name, "items": texts})
+        });
+        serde_json::json!({"tabs": tabs.collect::<Vec<_>>()})
+    }
+
+    fn tab(&self, name: &str) -> Option<&Vec<Map>> {
+        self.tabs.iter().find(|(n, _)| n == name).map(|(_, i)| i)
+    }
+
+    /// The tab `name`, made when missing (as a write makes it).
+    fn tab_mut(&mut self, name: &str) -> &mut Vec<Map> {
+        let at = match self.tabs.iter().position(|(n, _)| n == name) {
+            Some(at) => at,
+            None => {
+                self.tabs.push((name.to_owned(), Vec::new()));
+                self.tabs.len() - 1
+            }
+        };
+        &mut self.tabs[at].1
+    }
+
+    fn row(&self, tab: &str, row: i32) -> Option<&Map> {
+        self.tab(tab)?.get(usize::try_from(row).ok()?)
+    }
+
+    /// The reply to `call`, `None` for the empty reply of a call CopyQ cannot run, and whether
+    /// it changed the tabs.
+    pub fn answer(&mut self, call: &Call) -> (Option<Value>, bool) {
+        let insert = format!(
+            "browserInsert(QString,int,{})",
+            MapListType::VariantMapList.type_name()
+        );
+        let change = format!(
+            "browserChange(QString,int,{})",
+            MapListType::VariantMapList.type_name()
+        );
+        let remove = format!("browserRemoveRows(QString,{})", Qt::V6.int_list());
+        let sig = call.signature.as_str();
+        // Too few arguments: Qt does not run the slot, CopyQ answers its return type's default.
+        let defaults: [(&str, usize, Value); 3] = [
+            (&insert, 3, done()),
+            (&change, 3, done()),
+            ("playSound(QString,float)", 2, Value::Invalid),
+        ];
+        if let Some((_, _, value)) = defaults
+            .iter()
+            .find(|(s, argc, _)| *s == sig && call.args.len() < *argc)
+        {
+            return (Some(value.clone()), false);
+        }
+        let reply = match sig {
+            "tabs()" => Value::StringList(self.tabs.iter().map(|(n, _)| n.clone()).collect()),
+            "browserLength(QString)" => {
+                let n = arg_str(call, 0)
+                    .and_then(|t| self.tab(t))
+                    .map_or(0, Vec::len);
+                Value::Int(i32::try_from(n).unwrap_or(i32::MAX))
+            }
+            "browserItemData(QString,int)" => match (arg_str(call, 0), arg_int(call, 1)) {
+                (Some(t), Some(r)) => Value::Map(self.row(t, r).cloned().unwrap_or_default()),
+                _ => return (None, false),
+            },
+            "browserItemData(QString,int,QString)" => {
+                match (arg_str(call, 0), arg_int(call, 1), arg_str(call, 2)) {
+                    (Some(t), Some(r), Some(mime)) => {
+                        match self.row(t, r).and_then(|m| map_get(m, mime)) {
+                            Some(Value::Bytes(b)) => Value::Bytes(b.clone()),
+                            Some(v) => Value::bytes(v.to_text().unwrap_or_default()),
+                            None => Value::bytes(""),
+                        }
+                    }
+                    _ => return (None, false),
+                }
+            }
+            s if s == insert || s == change => {
+                let (Some(tab), Some(row), Some(Value::MapList(_, maps))) =
+                    (arg_str(call, 0), arg_int(call, 1), call.args.get(2))
+                else {
+                    return (None, false);
+                };
+                if tab.is_empty() {
+                    return (Some(Value::str("Invalid tab")), false);
+                }
+                let Ok(row) = usize::try_from(row) else {
+                    return (Some(Value::str("Invalid row")), false);
+                };
+                let items = self.tab_mut(tab);
+                if s == insert {
+                    for map in maps {
+                        // CopyQ drops bottom rows to make room.
+                        items.truncate(MAX_ITEMS - 1);
+                        items.insert(row.min(items.len()), map.clone());
+                    }
+                } else {
+                    for (item, map) in items.iter_mut().skip(row).zip(maps) {
+                        for (mime, value) in map {
+                            item.retain(|(m, _)| m != mime);
+                            if *value != Value::Invalid {
+                                item.push((mime.clone(), value.clone()));
+                            }
+                        }
+                    }
+                }
+                return (Some(done()), true);
+            }
+            s if s == remove => {
+                let (Some(tab), Some(Value::IntVector(rows))) =
+                    (arg_str(call, 0), call.args.get(1))
+                else {
+                    return (None, false);
+                };
+                if let Some((_, items)) = self.tabs.iter_mut().find(|(n, _)| n == tab) {
+                    let mut rows: Vec<usize> = rows
+                        .iter()
+                        .filter_map(|r| usize::try_from(*r).ok())
+                        .collect();
+                    rows.sort_unstable();
+                    rows.dedup();
+                    for r in rows.into_iter().rev() {
+                        if r < items.len() {
+                            items.remove(r);
+                        }
+                    }
+                }
+                return (Some(done()), true);
+            }
+            "removeTab(QString)" => {
+                let before = self.tabs.len();
+                self.tabs
+                    .retain(|(n, _)| Some(n.as_str()) != arg_str(call, 0));
+                if self.tabs.len() == before {
+                    return (Some(Value::str("Tab not found")), false);
+                }
+                return (Some(done()), true);
+            }
+            "unloadTabs(QStringList)" => match call.args.first() {
+                Some(Value::StringList(names)) => Value::StringList(
+                    names
+                        .iter()
+                        .filter(|n| self.tab(n).is_some())
+                        .cloned()
+                        .collect(),
+                ),
+                _ => return (None, false),
+            },
+            "config(QVariantList)" => match call.args.first() {
+                Some(Value::List(list)) => self.config(list),
+                _ => return (None, false),
+            },
+            "createSelection(QString)" => {
+                let tab = arg_str(call, 0).unwrap_or_default().to_owned();
+                self.next_selection += 1;
+                self.selections
+                    .insert(self.next_selection, (tab, Vec::new()));
+                Value::Int(self.next_selection)
+            }
+            "selectionSelectAll(int)" => {
+                if let Some((tab, rows)) =
+                    arg_int(call, 0).and_then(|id| self.selections.get_mut(&id))
+                {
+                    let n = self
+                        .tabs
+                        .iter()
+                        .find(|(t, _)| t == tab)
+                        .map_or(0, |(_, i)| i.len());
+                    *rows = (0..n).collect();
+                }
+                Value::Invalid
+            }
+            "selectionGetRows(int)" => {
+                let rows = arg_int(call, 0).and_then(|id| self.selections.get(&id));
+                let rows =
+                    rows.map(|(_, r)| r.iter().map(|r| i32::try_from(*r).unwrap_or(i32::MAX)));
+                Value::IntVector(rows.map(Iterator::collect).unwrap_or_default())
+            }
+            "selectionGetItemsData(int)" => {
+                let selection = arg_int(call, 0).and_then(|id| self.selections.get(&id));
+                let maps = selection.map(|(tab, rows)| {
+                    let items = self.tab(tab);
+                    rows.iter()
+                        .filter_map(|r| items.and_then(|i| i.get(*r)))
+                        .map(|m| Value::Map(m.clone()))
+                        .collect()
+                });
+                Value::List(maps.unwrap_or_default())
+            }
+            "destroySelection(int)" => {
+                if let Some(id) = arg_int(call, 0) {
+                    self.selections.remove(&id);
+                }
+                Value::Invalid
+            }
+            _ => return (None, false),
+        };
+        (Some(reply), false)
+    }
+
+    /// `config(QVariantList)`: one name reads an option, a name and a value set it; the reply
+    /// maps the name to its value.
+    fn config(&mut self, list: &[Value]) -> Value {
+        let Some(name) = list.first().and_then(Value::to_text) else {
+            return Value::StringList(Vec::new());
+        };
+        if let Some(value) = list.get(1).and_then(Value::to_text) {
+            self.config.insert(name.clone(), value);
+        }
+        let value = match (self.config.get(&name), name.as_str()) {
+            (Some(v), _) => v.clone(),
+            (None, "maxitems") => MAX_ITEMS.to_string(),
+            (None, "tabs") => {
+                return Value::Map(vec![(
+                    name,
+                    Value::StringList(self.tabs.iter().map(|(n, _)| n.clone()).collect()),
+                )]);
+            }
+            (None, _) => "0".to_owned(),
+        };
+        Value::Map(vec![(name, Value::str(value))])
+    }
+}
+
+/// The frame answering call `id`: its value, or the empty reply of a call CopyQ cannot run.
+fn reply_frame(id: i32, value: Option<&Value>) -> io::Result<Vec<u8>> {
+    let invalid = |e: super::EncodeError| io::Error::new(io::ErrorKind::InvalidData, e.to_string());
+    let payload = match value {
+        Some(value) => {
+            let mut payload = id.to_be_bytes().to_vec();
+            encode_value_in(&mut payload, value, DIALECT).map_err(invalid)?;
+            payload
+        }
+        None => Vec::new(),
+    };
+    encode_frame(code::FUNCTION_CALL_RETURN_VALUE, &payload).map_err(invalid)
+}
+
+/// Serve clients at `path` (a socket file, or on Windows a pipe name) until an error; after
+/// each change, the tabs go to `state` as [`Model::to_json`] when given.
+pub async fn serve(path: &Path, state: Option<PathBuf>) -> io::Result<()> {
+    let mut listener = Listener::bind(path)?;
+    let model = Arc::new(Mutex::new(Model::default()));
+    loop {
+        let sock = listener.accept().await?;
+        let (model, state) = (model.clone(), state.clone());
+        tokio::spawn(async move {
+            if let Err(e) = connection(sock, &model, state.as_deref()).await {
+                eprintln!("copyq socket stand-in: a connection failed: {e}");
+            }
+        });
+    }
+}
+
+/// One client: calls in, replies out, in order, until it hangs up.
+async fn connection(
+    mut sock: ServerStream,
+    model: &Mutex<Model>,
+    state: Option<&Path>,
+) -> io::Result<()> {
+    let mut buf = Vec::new();
+    loop {
+        let mut out = Vec::new();
+        let mut changed = false;
+        while let Some((message, used)) = split_frame(&buf, MAX_FRAME_LEN)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
+        {
+            let call = match message.split_first_chunk::<4>() {
+                Some((c, payload)) if i32::from_be_bytes(*c) == code::FUNCTION_CALL => {
+                    decode_call_payload(payload).ok()
+                }
+                _ => None,
+            };
+            let (id, value) = match call {
+                Some((id, call)) => {
+                    let mut model = model.lock().unwrap_or_else(PoisonError::into_inner);
+                    let (value, change) = model.answer(&call);
+                    changed |= change;
+                    (id, value)
+                }
+                None => (0, None),
+            };
+            out.extend(reply_frame(id, value.as_ref())?);
+            buf.drain(..used);
+        }
+        if changed && let Some(state) = state {
+            let json = model
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .to_json();
+            std::fs::write(state, json.to_string())?;
+        }
+        sock.write_all(&out).await?;
+        let mut chunk = [0u8; 4096];
+        match sock.read(&mut chunk).await? {
+            0 => return Ok(()),
+            n => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::probe::Layout;
+    use super::*;
+    use crate::backend::{Item, Persisted, ReadRequest, SocketBackend, SocketConfig, TabSelector};
+
+    /// Where the stand-in listens: a socket in `dir`, or on Windows a pipe named after `dir`.
+    fn server_path(dir: &tempfile::TempDir) -> PathBuf {
+        #[cfg(unix)]
+        {
+            dir.path().join("s")
+        }
+        #[cfg(windows)]
+        {
+            let leaf = dir.path().file_name().unwrap_or_default().to_string_lossy();
+            PathBuf::from(format!(r"\\.\pipe\copyq-mcp-stand-in-{leaf}"))
+        }
+    }
+
+    /// The socket backend, as the gateway drives it, finds the layout of a Qt 6 CopyQ 17.0 and
+    /// reads back what it wrote; the state file holds the write.
+    #[tokio::test]
+    async fn the_socket_backend_writes_and_reads_through_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = server_path(&dir);
+        let state = dir.path().join("state.json");
+        let server = tokio::spawn({
+            let (path, state) = (path.clone(), state.clone());
+            async move { serve(&path, Some(state)).await }
+        });
+        // The listener is bound by the spawned task: wait for it.
+        let backend = SocketBackend::new(SocketConfig {
+            path,
+            timeout: Duration::from_secs(5),
+        });
+        let mut layout = backend.probe().await;
+        for _ in 0..100 {
+            if layout.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            layout = backend.probe().await;
+        }
+        let want = Layout {
+            map_list: MapListType::VariantMapList,
+            qt: Qt::V6,
+            since_14: true,
+        };
+        assert_eq!(layout.expect("probe"), want);
+        let item = Item {
+            text: "one".into(),
+            tags: vec!["t".into()],
+            note: "n".into(),
+            ..Item::default()
+        };
+        let persisted = backend.insert("mcp/a", &item, 200).await.expect("insert");
+        assert_eq!(persisted, Persisted::Unload);
+        let two = Item {
+            text: "two".into(),
+            ..Item::default()
+        };
+        backend.insert("mcp/a", &two, 200).await.expect("insert");
+        for limit in [Some(10), None] {
+            let read = backend
+                .read(&ReadRequest {
+                    tabs: TabSelector::Names {
+                        names: vec!["mcp/a".into(), "missing".into()],
+                    },
+                    skip: 0,
+                    limit,
+                    preview: None,
+                })
+                .await
+                .expect("read");
+            assert_eq!(read.all_tabs, ["mcp/a"]);
+            assert_eq!(read.pages.len(), 1);
+            assert_eq!(read.pages[0].total, 2);
+            assert_eq!(read.pages[0].items, [two.clone(), item.clone()]);
+        }
+        let json = std::fs::read_to_string(&state).expect("state");
+        assert_eq!(json, r#"{"tabs":[{"items":["two","one"],"name":"mcp/a"}]}"#);
+        server.abort();
+    }
+}
