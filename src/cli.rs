@@ -124,6 +124,8 @@ async fn run(command: Command) -> Result<(), String> {
             let keep_data_dir = common.data_dir.is_some();
             crate::demo::run(load_quiet(&common, bind)?, keep_data_dir, passphrase).await
         }
+        Command::InstallLogon { common } => crate::logon::install(common.config, common.data_dir),
+        Command::UninstallLogon => crate::logon::uninstall(),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { dir } => docs::man(dir.as_deref()),
     }

@@ -24,8 +24,8 @@
 //! [`privacy`] masks secrets in what the tools show (pure: reads and write previews apply it).
 //!
 //! Around them: [`config`] loads settings, [`app`] builds and runs the server, [`cli`] is the
-//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`doctor`] checks a
-//! setup, [`tls`] the built-in HTTPS, [`logging`] keeps secrets out of the log (and says why a
+//! command line, [`owner`] the owner's commands (tokens, clients, audit), [`logon`] starts the
+//! gateway at logon on Windows (a scheduled task), [`doctor`] checks a setup, [`tls`] the built-in HTTPS, [`logging`] keeps secrets out of the log (and says why a
 //! request was refused), [`metrics`] counts for Prometheus, [`sandbox`] starts a private headless
 //! CopyQ for tests and [`demo`].
 //!
@@ -51,6 +51,7 @@ pub(crate) mod doctor;
 pub(crate) mod http;
 pub(crate) mod limit;
 pub(crate) mod logging;
+mod logon;
 pub(crate) mod mcp;
 pub(crate) mod metrics;
 pub mod oauth;

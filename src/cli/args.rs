@@ -99,6 +99,17 @@ pub(super) enum Command {
         #[arg(long, env = "COPYQ_MCP_DEMO_PASSPHRASE", hide_env_values = true)]
         passphrase: Option<String>,
     },
+    /// Windows: start `serve` at logon, beside CopyQ (a scheduled task made with `schtasks`,
+    /// replacing one made before). With --config or --data-dir, the task serves with them.
+    /// Elsewhere it changes nothing and says what to use (Linux: the systemd user unit).
+    #[command(hide = cfg!(not(windows)))]
+    InstallLogon {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Windows: remove the scheduled task `install-logon` made.
+    #[command(hide = cfg!(not(windows)))]
+    UninstallLogon,
     /// Print a shell completion script, e.g. `copyq-mcp completions bash >
     /// ~/.local/share/bash-completion/completions/copyq-mcp`.
     Completions {
