@@ -7,7 +7,8 @@
 #      a stand-in copyq.exe (examples/copyq_stand_in.rs, same target): /healthz, a token issued by
 #      the .exe's own CLI, tools/list, and an mcp_write add read back with mcp_read over /mcp;
 #   3. the same with the socket backend, answered by a stand-in CopyQ server
-#      (examples/copyq_socket_stand_in.rs) on the named pipe the gateway computes for the session.
+#      (examples/copyq_socket_stand_in.rs) on the named pipe the gateway computes for the session;
+#   4. install-logon and uninstall-logon against Wine's schtasks.
 # Each part prints its time; a table of them closes the run. Root; idempotent: the chroot is built
 # once (a marker file holds the recipe), the target dir inside it is kept between runs (both are
 # rebuilt from nothing when missing).
@@ -206,9 +207,46 @@ done
 grep -q '^listening on' "$CHROOT$WORK/socket-stand-in.log" ||
     die "the socket stand-in did not start: $(cat "$CHROOT$WORK/socket-stand-in.log")"
 echo "windows: socket stand-in $(head -n 1 "$CHROOT$WORK/socket-stand-in.log" | tr -d '\r')"
-serve_and_call socket $((PORT + 1)) '{"backend":"socket","copyq":"up","protocol":"Qt 6, CopyQ >= 14","status":"ok"}' \
+serve_and_call socket $((PORT + 1)) '{"backend":"socket","copyq":"up","protocol":"Qt 6, CopyQ >= 14.0","status":"ok"}' \
     '.tabs == [{"name":"mcp/workspace/wine","items":["written under wine"]}]'
 kill "$SOCKET_STAND_IN_PID" 2>/dev/null || true
+
+# The logon task. install-logon runs schtasks with the README's arguments; Wine's schtasks creates a
+# task from /XML only (programs/schtasks/schtasks.c refuses /SC), so there the .exe's call must be
+# refused by schtasks itself: the error says schtasks ran and failed, not that it was not found.
+# uninstall-logon is shown whole: a task registered through Wine's own schtasks /XML is deleted by
+# it, and a second run fails as there is nothing left to delete.
+started=$SECONDS
+logon() {   # logon SUBCOMMAND: its stdout and stderr, one line each, with the exit status
+    local rc=0
+    # Into a file, not a pipe: services Wine starts meanwhile inherit the output and never close it.
+    in_chroot wine "$EXE" "$1" >"$CHROOT$WORK/logon.out" 2>&1 || rc=$?
+    # Without Wine's own complaint about the chroot (no XDG_RUNTIME_DIR), from each Wine process.
+    printf '%s rc=%s' "$(tr -d '\r' <"$CHROOT$WORK/logon.out" | grep -v XDG_RUNTIME_DIR)" "$rc"
+}
+got=$(logon install-logon)
+want='error: schtasks failed (exit code: 1) rc=1'
+[[ $got == "$want" ]] || die "install-logon under Wine: want $want, got $got"
+cat >"$CHROOT$WORK/task.xml" <<'XML'
+<?xml version="1.0"?>
+<Task xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
+  <RegistrationInfo><Description>copyq-mcp test task</Description></RegistrationInfo>
+  <Settings><Enabled>false</Enabled><Hidden>false</Hidden></Settings>
+  <Actions><Exec><Command>copyq-mcp.exe</Command></Exec></Actions>
+</Task>
+XML
+in_chroot wine schtasks /Create /XML "Z:$WORK/task.xml" /TN copyq-mcp /F >"$CHROOT$WORK/schtasks.out" 2>&1 ||
+    die "Wine's schtasks did not register the test task"
+task=$(find "$CHROOT/root/.wine/drive_c/windows/system32" -maxdepth 2 -ipath "*/tasks/copyq-mcp")
+[[ -n $task ]] || die "no task file copyq-mcp under Wine's system32/tasks"
+got=$(logon uninstall-logon)
+want='scheduled task copyq-mcp: removed rc=0'
+[[ $got == "$want" ]] || die "uninstall-logon under Wine: want $want, got $got"
+[[ ! -e $task ]] || die "uninstall-logon left $task"
+got=$(logon uninstall-logon)
+want='error: schtasks failed (exit code: 1) rc=1'
+[[ $got == "$want" ]] || die "uninstall-logon of no task under Wine: want $want, got $got"
+part "install-logon, uninstall-logon" $((SECONDS - started))
 
 # The artefact: the .exe and its README, zipped.
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n 1)
