@@ -29,12 +29,17 @@ pub struct Masked {
 /// The texts are kept one after another in one buffer, in the order first seen: a search reads
 /// the history in the same order each time, so the compares of a search read that buffer in
 /// sequence, where a copy of each text on the heap of its own cost a cache miss a lookup (the
-/// largest part of a warm search's added time). Hashed with foldhash, not the standard SipHash
-/// (half the time for the same lookups); its seed is random per cache, so texts a stranger copies
-/// cannot be chosen to collide, and a collision would cost time only.
+/// largest part of a warm search's added time). [`Seen::get_next`] goes further: the text after
+/// the one a search just found is most likely the one first seen after it, so that entry is
+/// compared first, and the table is probed only when it is not the text. Hashed with foldhash,
+/// not the standard SipHash (half the time for the same lookups); its seed is random per cache,
+/// so texts a stranger copies cannot be chosen to collide, and a collision would cost time only.
 #[derive(Default)]
 pub struct Seen<S = foldhash::fast::RandomState> {
-    table: HashTable<Entry>,
+    /// Each text's place in [`Seen::entries`], by its hash.
+    table: HashTable<usize>,
+    /// In the order first seen.
+    entries: Vec<Entry>,
     texts: String,
     hasher: S,
     bytes: usize,
@@ -53,10 +58,33 @@ const SEEN_BYTES: usize = 64 << 20;
 impl<S: BuildHasher + Default> Seen<S> {
     /// What `text` became, if it was seen: `Some(None)` when it held nothing to mask.
     pub fn get(&self, text: &str) -> Option<Option<Arc<Masked>>> {
+        self.find(text).map(|i| self.entries[i].masked.clone())
+    }
+
+    /// As [`Seen::get`], trying first the entry `next` points at (the one first seen after the
+    /// text found last), then the table; `next` then points past the entry found. A hit compares
+    /// the whole text either way.
+    pub fn get_next(&self, text: &str, next: &mut usize) -> Option<Option<Arc<Masked>>> {
+        let i = match self.entries.get(*next) {
+            Some(e) if self.texts.get(e.at.clone()) == Some(text) => *next,
+            _ => self.find(text)?,
+        };
+        *next = i + 1;
+        Some(self.entries[i].masked.clone())
+    }
+
+    /// `text`'s place in [`Seen::entries`].
+    fn find(&self, text: &str) -> Option<usize> {
         let hash = self.hasher.hash_one(text);
         self.table
-            .find(hash, |e| self.texts.get(e.at.clone()) == Some(text))
-            .map(|e| e.masked.clone())
+            .find(hash, |&i| self.text(i) == Some(text))
+            .copied()
+    }
+
+    fn text(&self, i: usize) -> Option<&str> {
+        self.entries
+            .get(i)
+            .and_then(|e| self.texts.get(e.at.clone()))
     }
 
     pub fn insert(&mut self, text: &str, masked: Option<Arc<Masked>>) {
@@ -67,21 +95,19 @@ impl<S: BuildHasher + Default> Seen<S> {
         if self.table.len() >= SEEN_TEXTS || self.bytes + size > SEEN_BYTES {
             *self = Self::default();
         }
-        let hash = self.hasher.hash_one(text);
-        let texts = &self.texts;
-        if let Some(e) = self
-            .table
-            .find_mut(hash, |e| texts.get(e.at.clone()) == Some(text))
-        {
+        if let Some(i) = self.find(text) {
             // Masked twice at once (two reads of the same text): the same answer.
-            e.masked = masked;
+            self.entries[i].masked = masked;
             return;
         }
         self.bytes += size;
+        let hash = self.hasher.hash_one(text);
         let at = self.texts.len()..self.texts.len() + text.len();
         self.texts.push_str(text);
-        self.table
-            .insert_unique(hash, Entry { hash, at, masked }, |e| e.hash);
+        let i = self.entries.len();
+        self.entries.push(Entry { hash, at, masked });
+        let entries = &self.entries;
+        self.table.insert_unique(hash, i, |&i| entries[i].hash);
     }
 }
 
@@ -124,5 +150,40 @@ mod tests {
         seen.insert("ab", masked("3"));
         assert_eq!(seen.get("ab"), Some(masked("3")));
         assert_eq!(seen.table.len(), 3);
+    }
+
+    /// The entry after the last one found is taken only if it is the text, whole: a text it
+    /// starts with, or one that starts with it, is looked up in the table (and found or not
+    /// there), whatever entry `next` points at.
+    #[test]
+    fn the_next_entry_is_a_hit_only_if_it_is_the_text() {
+        let mut seen: Seen<std::hash::BuildHasherDefault<Collide>> = Seen::default();
+        let masked = |s: &str| {
+            Some(Arc::new(Masked {
+                text: s.into(),
+                masks: Box::new([]),
+            }))
+        };
+        for (i, t) in ["ab", "abc", "c", "b"].iter().enumerate() {
+            seen.insert(t, masked(&i.to_string()));
+        }
+        let mut next = 0;
+        assert_eq!(seen.get_next("ab", &mut next), Some(masked("0")));
+        assert_eq!(next, 1);
+        assert_eq!(seen.get_next("abc", &mut next), Some(masked("1")));
+        assert_eq!(next, 2);
+        // Entry 2 is "c": "cb" and "" start or end there but are not it.
+        for other in ["cb", "", "abcc"] {
+            let mut at = 2;
+            assert_eq!(seen.get_next(other, &mut at), None, "{other:?}");
+            assert_eq!(at, 2);
+        }
+        // Entry 2 is not "ab": found in the table, and `next` follows it.
+        let mut at = 2;
+        assert_eq!(seen.get_next("ab", &mut at), Some(masked("0")));
+        assert_eq!(at, 1);
+        let mut past = 9;
+        assert_eq!(seen.get_next("b", &mut past), Some(masked("3")));
+        assert_eq!(past, 4);
     }
 }
