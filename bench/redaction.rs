@@ -213,7 +213,7 @@ async fn warm(
 /// A table row: `name`, "off" and "all" (median / p99, ms), what "all" adds and the ratio.
 fn table_row(name: &str, a: (f64, f64), b: (f64, f64)) -> String {
     format!(
-        "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
+        "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | {:+.2} ms | {:.2}x |",
         a.0,
         a.1,
         b.0,

@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde::Deserialize;
 
-use seen::Seen;
+use seen::{Cursor, Seen};
 pub use seen::{Mask, Masked};
 
 /// Shown in place of an item CopyQ marks as coming from a password manager.
@@ -228,12 +228,12 @@ impl Redactor {
         texts: impl IntoIterator<Item = &'t str>,
     ) -> Vec<Option<Option<Arc<Masked>>>> {
         let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut next = 0;
+        let mut at = Cursor::default();
         texts
             .into_iter()
             .map(|t| match t {
                 "" => Some(None),
-                t => seen.get_next(t, &mut next),
+                t => seen.get_next(t, &mut at),
             })
             .collect()
     }

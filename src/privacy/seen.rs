@@ -52,6 +52,15 @@ struct Entry {
     masked: Option<Arc<Masked>>,
 }
 
+/// Where a run of [`Seen::get_next`] lookups stands.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// The entry after the last one found.
+    next: usize,
+    /// Where `next` was before a text was found behind it.
+    resume: Option<usize>,
+}
+
 const SEEN_TEXTS: usize = 100_000;
 const SEEN_BYTES: usize = 64 << 20;
 
@@ -61,15 +70,26 @@ impl<S: BuildHasher + Default> Seen<S> {
         self.find(text).map(|i| self.entries[i].masked.clone())
     }
 
-    /// As [`Seen::get`], trying first the entry `next` points at (the one first seen after the
-    /// text found last), then the table; `next` then points past the entry found. A hit compares
-    /// the whole text either way.
-    pub fn get_next(&self, text: &str, next: &mut usize) -> Option<Option<Arc<Masked>>> {
-        let i = match self.entries.get(*next) {
-            Some(e) if self.texts.get(e.at.clone()) == Some(text) => *next,
-            _ => self.find(text)?,
+    /// As [`Seen::get`], trying first the entry `at` points at (the one first seen after the
+    /// text found last), then the table. A hit compares the whole text either way. A text found
+    /// in the table before that entry (a tag or a note many items share, seen once) leaves the
+    /// place it missed to be tried next too, so the items after it are found without the table.
+    pub fn get_next(&self, text: &str, at: &mut Cursor) -> Option<Option<Arc<Masked>>> {
+        let is = |i: usize| self.text(i) == Some(text);
+        let i = if is(at.next) {
+            at.resume = None;
+            at.next
+        } else if let Some(r) = at.resume.filter(|&r| is(r)) {
+            at.resume = None;
+            r
+        } else {
+            let i = self.find(text)?;
+            if i < at.next && at.resume.is_none() {
+                at.resume = Some(at.next);
+            }
+            i
         };
-        *next = i + 1;
+        at.next = i + 1;
         Some(self.entries[i].masked.clone())
     }
 
@@ -152,9 +172,13 @@ mod tests {
         assert_eq!(seen.table.len(), 3);
     }
 
+    fn cursor(next: usize, resume: Option<usize>) -> Cursor {
+        Cursor { next, resume }
+    }
+
     /// The entry after the last one found is taken only if it is the text, whole: a text it
     /// starts with, or one that starts with it, is looked up in the table (and found or not
-    /// there), whatever entry `next` points at.
+    /// there), whatever entry the cursor points at.
     #[test]
     fn the_next_entry_is_a_hit_only_if_it_is_the_text() {
         let mut seen: Seen<std::hash::BuildHasherDefault<Collide>> = Seen::default();
@@ -167,23 +191,39 @@ mod tests {
         for (i, t) in ["ab", "abc", "c", "b"].iter().enumerate() {
             seen.insert(t, masked(&i.to_string()));
         }
-        let mut next = 0;
-        assert_eq!(seen.get_next("ab", &mut next), Some(masked("0")));
-        assert_eq!(next, 1);
-        assert_eq!(seen.get_next("abc", &mut next), Some(masked("1")));
-        assert_eq!(next, 2);
+        let mut at = Cursor::default();
+        assert_eq!(seen.get_next("ab", &mut at), Some(masked("0")));
+        assert_eq!(at, cursor(1, None));
+        assert_eq!(seen.get_next("abc", &mut at), Some(masked("1")));
+        assert_eq!(at, cursor(2, None));
         // Entry 2 is "c": "cb" and "" start or end there but are not it.
         for other in ["cb", "", "abcc"] {
-            let mut at = 2;
+            let mut at = cursor(2, Some(0));
             assert_eq!(seen.get_next(other, &mut at), None, "{other:?}");
-            assert_eq!(at, 2);
+            assert_eq!(at, cursor(2, Some(0)));
         }
-        // Entry 2 is not "ab": found in the table, and `next` follows it.
-        let mut at = 2;
-        assert_eq!(seen.get_next("ab", &mut at), Some(masked("0")));
-        assert_eq!(at, 1);
-        let mut past = 9;
-        assert_eq!(seen.get_next("b", &mut past), Some(masked("3")));
-        assert_eq!(past, 4);
+        // Entry 9 does not exist: "b" is found in the table, and the cursor follows it.
+        let mut at = cursor(9, None);
+        assert_eq!(seen.get_next("b", &mut at), Some(masked("3")));
+        assert_eq!(at, cursor(4, Some(9)));
+    }
+
+    /// A text found behind the cursor (a tag every tenth item shares) leaves the place it missed
+    /// to be tried after it, whole like any hit: the next item's text is found there.
+    #[test]
+    fn a_text_found_behind_the_cursor_leaves_its_place_to_resume() {
+        let mut seen: Seen<std::hash::BuildHasherDefault<Collide>> = Seen::default();
+        for t in ["item 1", "tag", "item 2", "item 3", "item 33"] {
+            seen.insert(t, None);
+        }
+        let mut at = cursor(3, None);
+        assert_eq!(seen.get_next("tag", &mut at), Some(None));
+        assert_eq!(at, cursor(2, Some(3)));
+        // Neither entry 2 ("item 2") nor 3 ("item 3") is "item 33": found in the table.
+        let mut other = at;
+        assert_eq!(seen.get_next("item 33", &mut other), Some(None));
+        assert_eq!(other, cursor(5, Some(3)));
+        assert_eq!(seen.get_next("item 3", &mut at), Some(None));
+        assert_eq!(at, cursor(4, None));
     }
 }
