@@ -1,7 +1,9 @@
 //! The first search's redaction cost, in process and without CopyQ, so that it can be counted
 //! exactly: `COPYQ_MCP_BENCH_ONLY=redaction-cold` masks what the bench's first search reads (the
 //! 10,000-item tab's texts, tags and notes, the tab tree, then the 100 items holding secrets) with
-//! a redactor just built, then the secrets again. Each phase is a function of its own, so
+//! a redactor just built, then the secrets again; then all of them read again as a warm search
+//! looks them up, one lock a text (the code before) and all under one lock ([`Redactor::recall`]).
+//! Each phase is a function of its own, so
 //! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*cold*phase*'` counts its
 //! instructions alone; the wall times printed are for a quiet look only.
 
@@ -78,6 +80,23 @@ fn cold_again_phase(r: &Redactor, texts: &[String]) -> usize {
     texts.iter().map(|t| r.redact(t).len()).sum()
 }
 
+#[inline(never)]
+fn cold_warm_each_phase(r: &Redactor, texts: &[String]) -> usize {
+    // Counts (the first pass sums lengths), so the compiler does not fold the two into one.
+    texts
+        .iter()
+        .filter(|t| matches!(r.redact_remembered(t), std::borrow::Cow::Owned(_)))
+        .count()
+}
+
+#[inline(never)]
+fn cold_warm_recall_phase(r: &Redactor, texts: &[String]) -> usize {
+    r.recall(texts.iter().map(String::as_str))
+        .iter()
+        .filter(|a| matches!(a, Some(Some(_))))
+        .count()
+}
+
 pub fn run() {
     let (plain, secrets) = (plain(), secrets());
     let t = Instant::now();
@@ -92,8 +111,16 @@ pub fn run() {
     let t = Instant::now();
     black_box(cold_again_phase(&r, &secrets));
     let again = t.elapsed();
+    let all: Vec<String> = plain.iter().chain(&secrets).cloned().collect();
+    let t = Instant::now();
+    black_box(cold_warm_each_phase(&r, &all));
+    let each = t.elapsed();
+    let t = Instant::now();
+    black_box(cold_warm_recall_phase(&r, &all));
+    let recall = t.elapsed();
     println!(
-        "build {build:?}; {} plain texts {first:?}; {} with secrets {second:?}; again {again:?}",
+        "build {build:?}; {} plain texts {first:?}; {} with secrets {second:?}; again {again:?}; \
+         warm, a lock a text {each:?}, one lock {recall:?}",
         plain.len(),
         secrets.len()
     );

@@ -4,7 +4,9 @@
 //! (both gateways read it): the first 100 items of the realistic clipboard corpus that hold one
 //! (passwords in configs and chat, keys, cards, cookies...), so the search also pays for masking,
 //! not only for finding nothing. The first search after start is measured apart: each round
-//! starts both gateways afresh, and times the first call of each.
+//! starts both gateways afresh, and times the first call of each. Last, the listing and tree of
+//! the secrets tab through two CLI-backend gateways, where the longer cut of a masked read costs
+//! transfer.
 
 use std::time::Instant;
 
@@ -104,18 +106,66 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         println!("{row}");
         rows.push(row);
     }
-    let reads = operations()
+    let reads: Vec<_> = operations()
         .into_iter()
-        .filter(|(name, ..)| !name.starts_with("add") && !name.starts_with("tree"))
+        .filter(|(name, ..)| !name.starts_with("add"))
         .chain([(
             "list (100 items with secrets)",
             json!({"mode": "list", "tab": "workspace/secrets", "max_items": 100}),
             0,
             100,
-        )]);
+        )])
+        .collect();
+    rows.extend(warm(http, [&off, &on], before.as_ref(), &reads, "").await);
+    drop((off, on, before));
+    // The CLI backend reads what the cut asks for (a masked tab's listing and tree: 4,096 UTF-16
+    // units a text, 320 unmasked): the listing and tree of the secrets tab, where 8 texts are
+    // longer than 320 units, off vs all on that backend.
+    let cli = |mode| Gateway::start_with(copyq, "cli", &[("COPYQ_MCP__PRIVACY__REDACT", mode)]);
+    let (off, on) = (cli("off"), cli("all"));
+    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").ok().map(|bin| {
+        Gateway::start_bin(&bin, copyq, "cli", &[("COPYQ_MCP__PRIVACY__REDACT", "all")])
+    });
+    let secrets = [
+        (
+            "list (100 items with secrets)",
+            json!({"mode": "list", "tab": "workspace/secrets", "max_items": 100}),
+            0,
+            30,
+        ),
+        (
+            "tree scope:mcp (20 items a tab, the secrets tab among them)",
+            json!({"mode": "tree", "scope": "mcp", "max_depth": 3}),
+            0,
+            30,
+        ),
+    ];
+    rows.extend(
+        warm(
+            http,
+            [&off, &on],
+            before.as_ref(),
+            &secrets,
+            ", cli backend",
+        )
+        .await,
+    );
+    rows.push(String::new());
+    rows
+}
+
+/// Rows for `reads` (name, arguments, calls) through `off` and `on` (and the code before's "all"
+/// gateway, if any): warmed, then rounds alternated so drift hits the columns alike.
+async fn warm(
+    http: &reqwest::Client,
+    [off, on]: [&Gateway; 2],
+    before: Option<&Gateway>,
+    reads: &[(&str, Value, usize, usize)],
+    label: &str,
+) -> Vec<String> {
+    let mut rows = Vec::new();
     for (name, args, _, n) in reads {
-        let body = tool_call(args);
-        // Warm both, then alternate rounds so drift hits both columns alike.
+        let body = tool_call(args.clone());
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..5 {
             a.push(
@@ -130,7 +180,7 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
                 })
                 .await,
             );
-            if let Some(g) = &before {
+            if let Some(g) = before {
                 c.push(
                     time(n / 5, || {
                         post(http, &g.url, Some(&g.token), &body).map_unit()
@@ -144,12 +194,12 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
             v[v.len() / 2]
         };
         let (a, b) = (median(&mut a), median(&mut b));
-        let row = table_row(name, a, b);
+        let row = table_row(&format!("{name}{label}"), a, b);
         println!("{row}");
         rows.push(row);
         if !c.is_empty() {
             let row = table_row(
-                &format!("{name}, \"all\" from COPYQ_MCP_BENCH_BEFORE"),
+                &format!("{name}{label}, \"all\" from COPYQ_MCP_BENCH_BEFORE"),
                 a,
                 median(&mut c),
             );
@@ -157,14 +207,13 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
             rows.push(row);
         }
     }
-    rows.push(String::new());
     rows
 }
 
 /// A table row: `name`, "off" and "all" (median / p99, ms), what "all" adds and the ratio.
 fn table_row(name: &str, a: (f64, f64), b: (f64, f64)) -> String {
     format!(
-        "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | +{:.2} ms | {:.2}x |",
+        "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | {:+.2} ms | {:.2}x |",
         a.0,
         a.1,
         b.0,

@@ -36,8 +36,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde::Deserialize;
 
-pub use seen::Mask;
-use seen::{Masked, Seen};
+use seen::{Cursor, Seen};
+pub use seen::{Mask, Masked};
 
 /// Shown in place of an item CopyQ marks as coming from a password manager.
 pub const PASSWORD_MANAGER: &str = "[redacted:password-manager]";
@@ -219,15 +219,23 @@ impl Redactor {
             .unwrap_or_default()
     }
 
-    /// Whether `text` is one of the texts seen lately (masking it again costs a lookup alone).
-    pub fn remembers(&self, text: &str) -> bool {
-        text.is_empty()
-            || self
-                .seen
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(text)
-                .is_some()
+    /// What each of `texts` became, for those seen lately, all looked up under one lock (a warm
+    /// search looks up each of its 10,000 texts, and a lock apiece cost as much as the lookups):
+    /// `Some(None)` when it holds nothing to mask (an empty text is always known), `None` for a
+    /// text the rules must read. Texts looked up in the order first seen cost a compare each.
+    pub fn recall<'t>(
+        &self,
+        texts: impl IntoIterator<Item = &'t str>,
+    ) -> Vec<Option<Option<Arc<Masked>>>> {
+        let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut at = Cursor::default();
+        texts
+            .into_iter()
+            .map(|t| match t {
+                "" => Some(None),
+                t => seen.get_next(t, &mut at),
+            })
+            .collect()
     }
 
     /// `text` masked, from the texts seen lately or by the rules (then remembered); `None` when

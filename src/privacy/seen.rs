@@ -29,12 +29,17 @@ pub struct Masked {
 /// The texts are kept one after another in one buffer, in the order first seen: a search reads
 /// the history in the same order each time, so the compares of a search read that buffer in
 /// sequence, where a copy of each text on the heap of its own cost a cache miss a lookup (the
-/// largest part of a warm search's added time). Hashed with foldhash, not the standard SipHash
-/// (half the time for the same lookups); its seed is random per cache, so texts a stranger copies
-/// cannot be chosen to collide, and a collision would cost time only.
+/// largest part of a warm search's added time). [`Seen::get_next`] goes further: the text after
+/// the one a search just found is most likely the one first seen after it, so that entry is
+/// compared first, and the table is probed only when it is not the text. Hashed with foldhash,
+/// not the standard SipHash (half the time for the same lookups); its seed is random per cache,
+/// so texts a stranger copies cannot be chosen to collide, and a collision would cost time only.
 #[derive(Default)]
 pub struct Seen<S = foldhash::fast::RandomState> {
-    table: HashTable<Entry>,
+    /// Each text's place in [`Seen::entries`], by its hash.
+    table: HashTable<usize>,
+    /// In the order first seen.
+    entries: Vec<Entry>,
     texts: String,
     hasher: S,
     bytes: usize,
@@ -47,16 +52,59 @@ struct Entry {
     masked: Option<Arc<Masked>>,
 }
 
+/// Where a run of [`Seen::get_next`] lookups stands.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// The entry after the last one found.
+    next: usize,
+    /// Where `next` was before a text was found behind it.
+    resume: Option<usize>,
+}
+
 const SEEN_TEXTS: usize = 100_000;
 const SEEN_BYTES: usize = 64 << 20;
 
 impl<S: BuildHasher + Default> Seen<S> {
     /// What `text` became, if it was seen: `Some(None)` when it held nothing to mask.
     pub fn get(&self, text: &str) -> Option<Option<Arc<Masked>>> {
+        self.find(text).map(|i| self.entries[i].masked.clone())
+    }
+
+    /// As [`Seen::get`], trying first the entry `at` points at (the one first seen after the
+    /// text found last), then the table. A hit compares the whole text either way. A text found
+    /// in the table before that entry (a tag or a note many items share, seen once) leaves the
+    /// place it missed to be tried next too, so the items after it are found without the table.
+    pub fn get_next(&self, text: &str, at: &mut Cursor) -> Option<Option<Arc<Masked>>> {
+        let is = |i: usize| self.text(i) == Some(text);
+        let i = if is(at.next) {
+            at.resume = None;
+            at.next
+        } else if let Some(r) = at.resume.filter(|&r| is(r)) {
+            at.resume = None;
+            r
+        } else {
+            let i = self.find(text)?;
+            if i < at.next && at.resume.is_none() {
+                at.resume = Some(at.next);
+            }
+            i
+        };
+        at.next = i + 1;
+        Some(self.entries[i].masked.clone())
+    }
+
+    /// `text`'s place in [`Seen::entries`].
+    fn find(&self, text: &str) -> Option<usize> {
         let hash = self.hasher.hash_one(text);
         self.table
-            .find(hash, |e| self.texts.get(e.at.clone()) == Some(text))
-            .map(|e| e.masked.clone())
+            .find(hash, |&i| self.text(i) == Some(text))
+            .copied()
+    }
+
+    fn text(&self, i: usize) -> Option<&str> {
+        self.entries
+            .get(i)
+            .and_then(|e| self.texts.get(e.at.clone()))
     }
 
     pub fn insert(&mut self, text: &str, masked: Option<Arc<Masked>>) {
@@ -67,21 +115,19 @@ impl<S: BuildHasher + Default> Seen<S> {
         if self.table.len() >= SEEN_TEXTS || self.bytes + size > SEEN_BYTES {
             *self = Self::default();
         }
-        let hash = self.hasher.hash_one(text);
-        let texts = &self.texts;
-        if let Some(e) = self
-            .table
-            .find_mut(hash, |e| texts.get(e.at.clone()) == Some(text))
-        {
+        if let Some(i) = self.find(text) {
             // Masked twice at once (two reads of the same text): the same answer.
-            e.masked = masked;
+            self.entries[i].masked = masked;
             return;
         }
         self.bytes += size;
+        let hash = self.hasher.hash_one(text);
         let at = self.texts.len()..self.texts.len() + text.len();
         self.texts.push_str(text);
-        self.table
-            .insert_unique(hash, Entry { hash, at, masked }, |e| e.hash);
+        let i = self.entries.len();
+        self.entries.push(Entry { hash, at, masked });
+        let entries = &self.entries;
+        self.table.insert_unique(hash, i, |&i| entries[i].hash);
     }
 }
 
@@ -124,5 +170,60 @@ mod tests {
         seen.insert("ab", masked("3"));
         assert_eq!(seen.get("ab"), Some(masked("3")));
         assert_eq!(seen.table.len(), 3);
+    }
+
+    fn cursor(next: usize, resume: Option<usize>) -> Cursor {
+        Cursor { next, resume }
+    }
+
+    /// The entry after the last one found is taken only if it is the text, whole: a text it
+    /// starts with, or one that starts with it, is looked up in the table (and found or not
+    /// there), whatever entry the cursor points at.
+    #[test]
+    fn the_next_entry_is_a_hit_only_if_it_is_the_text() {
+        let mut seen: Seen<std::hash::BuildHasherDefault<Collide>> = Seen::default();
+        let masked = |s: &str| {
+            Some(Arc::new(Masked {
+                text: s.into(),
+                masks: Box::new([]),
+            }))
+        };
+        for (i, t) in ["ab", "abc", "c", "b"].iter().enumerate() {
+            seen.insert(t, masked(&i.to_string()));
+        }
+        let mut at = Cursor::default();
+        assert_eq!(seen.get_next("ab", &mut at), Some(masked("0")));
+        assert_eq!(at, cursor(1, None));
+        assert_eq!(seen.get_next("abc", &mut at), Some(masked("1")));
+        assert_eq!(at, cursor(2, None));
+        // Entry 2 is "c": "cb" and "" start or end there but are not it.
+        for other in ["cb", "", "abcc"] {
+            let mut at = cursor(2, Some(0));
+            assert_eq!(seen.get_next(other, &mut at), None, "{other:?}");
+            assert_eq!(at, cursor(2, Some(0)));
+        }
+        // Entry 9 does not exist: "b" is found in the table, and the cursor follows it.
+        let mut at = cursor(9, None);
+        assert_eq!(seen.get_next("b", &mut at), Some(masked("3")));
+        assert_eq!(at, cursor(4, Some(9)));
+    }
+
+    /// A text found behind the cursor (a tag every tenth item shares) leaves the place it missed
+    /// to be tried after it, whole like any hit: the next item's text is found there.
+    #[test]
+    fn a_text_found_behind_the_cursor_leaves_its_place_to_resume() {
+        let mut seen: Seen<std::hash::BuildHasherDefault<Collide>> = Seen::default();
+        for t in ["item 1", "tag", "item 2", "item 3", "item 33"] {
+            seen.insert(t, None);
+        }
+        let mut at = cursor(3, None);
+        assert_eq!(seen.get_next("tag", &mut at), Some(None));
+        assert_eq!(at, cursor(2, Some(3)));
+        // Neither entry 2 ("item 2") nor 3 ("item 3") is "item 33": found in the table.
+        let mut other = at;
+        assert_eq!(seen.get_next("item 33", &mut other), Some(None));
+        assert_eq!(other, cursor(5, Some(3)));
+        assert_eq!(seen.get_next("item 3", &mut at), Some(None));
+        assert_eq!(at, cursor(4, None));
     }
 }

@@ -197,6 +197,30 @@ mod tests {
         );
     }
 
+    /// As [`a_key_block_shorter_than_the_masked_cut_is_read_once`], for a tree: it cuts texts at
+    /// 4,096 too when the mode masks a tab of its scope.
+    #[tokio::test]
+    async fn a_tree_of_masked_tabs_reads_a_short_key_block_once() {
+        let (k1, k2) = (key_block(243, 1), key_block(3_000, 2));
+        let (tools, mem) = tools(&["zero", &k1, &k2]);
+        let args = json!({"mode": "tree"});
+        let map = args.as_object().cloned().unwrap_or_default();
+        let tree = crate::mcp::read::call(&tools, &crate::clipboard::Coverage::All, &map)
+            .await
+            .map_or_else(|e| e.line(), |r| r.text);
+        assert_eq!(
+            tree,
+            format!("t [3]\n0:|\"zero\"|[]\n1:|{}\n2:|{}", shown(1), shown(2))
+        );
+        let reads = mem.reads();
+        assert_eq!(
+            reads,
+            [
+                "read ReadRequest { tabs: Prefix { prefix: \"mcp/\", invert: false }, skip: 0, limit: Some(20), preview: Some(4096) }"
+            ]
+        );
+    }
+
     /// When the tab changed between the two reads (an item added, or one moved up a row at the same
     /// length), the rows read again are not the items cut: the page is read again whole, and
     /// the reply is that page's, masked.

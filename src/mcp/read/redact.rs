@@ -5,13 +5,15 @@
 //! text. Versions of items holding a mask are keyed hashes (see [`crate::mcp::mask`]).
 
 use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::cut::read_whole;
 use super::parallel;
 use crate::backend::{Item, TabPage};
 use crate::clipboard::TabRef;
 use crate::mcp::ToolState;
-use crate::privacy::{PASSWORD_MANAGER, Privacy, Redactor};
+use crate::privacy::{Masked as MaskedText, PASSWORD_MANAGER, Privacy, Redactor};
 
 /// A page as the caller may see it.
 pub(super) struct Masked {
@@ -41,10 +43,16 @@ struct Job<'a> {
     name: &'a str,
     redactor: Option<&'a Redactor>,
     it: &'a mut Item,
+    /// Where the answers for the item's texts sit in what [`recall`] found, when the cache
+    /// remembered every one.
+    known: Option<Range<usize>>,
     /// The item as read, when its preview is unsure (see [`Masked::unsure`]).
     unsure: Option<Item>,
     version: Option<String>,
 }
+
+/// What the cache said of a text: `Some(None)` nothing to mask, `None` not seen lately.
+type Answer = Option<Option<Arc<MaskedText>>>;
 
 /// Each page of a read as the caller may see it: password-manager items hidden whole, in every
 /// mode; the rest masked if the mode covers the tab. `budget`: the cut the pages were read with;
@@ -82,17 +90,23 @@ pub(super) fn mask_pages(
                 name: &m.page.name,
                 redactor,
                 it,
+                known: None,
                 unsure: None,
                 version: None,
             });
         }
     }
-    let weight = unseen(&jobs);
+    let answers = recall(&mut jobs);
+    let weight = jobs
+        .iter()
+        .filter(|j| j.redactor.is_some() && j.known.is_none() && !j.it.secret)
+        .count();
     parallel::for_each(&mut jobs, weight, |j| {
+        let known = j.known.clone().map(|at| &answers[at]);
         let (unsure, version) = mask_one(
             &tools.version_key,
             j.name,
-            j.redactor,
+            j.redactor.map(|r| (r, known)),
             budget,
             versions,
             j.it,
@@ -112,32 +126,51 @@ pub(super) fn mask_pages(
     out
 }
 
-/// About how many of `jobs` the rules must read, from a sample of their texts: a search read
-/// again finds its texts remembered, and a lookup each is too little work to share out (a thread
-/// started on a busy machine can keep the reply waiting longer than the lookups take).
-fn unseen(jobs: &[Job]) -> usize {
-    const SAMPLE: usize = 64;
-    let masked: Vec<&Job> = jobs.iter().filter(|j| j.redactor.is_some()).collect();
-    // Fewer than that stay on one thread whatever the sample says: a list or an item looks
-    // nothing up.
-    if masked.len() < parallel::SHARED_FROM {
-        return masked.len();
-    }
-    let step = (masked.len() / SAMPLE).max(1);
-    let sample: Vec<&Job> = masked.iter().copied().step_by(step).take(SAMPLE).collect();
-    let new = sample
+/// Each job's texts as the cache remembers them, all looked up under one lock, in the order
+/// [`mask_item`] masks them: a warm read (a search of the whole history again) then costs one
+/// lock, where a lock a text cost as much as the lookups. A job whose texts are all remembered
+/// gets [`Job::known`], where its answers sit in what this returns; the others are masked by
+/// [`show`]. Items hidden whole and those whose text is derived from a source are left to it.
+fn recall(jobs: &mut [Job]) -> Vec<Answer> {
+    let Some(r) = jobs.iter().find_map(|j| j.redactor) else {
+        return Vec::new();
+    };
+    let mine = |j: &Job| {
+        j.redactor.is_some_and(|o| std::ptr::eq(o, r))
+            && !j.it.secret
+            && !(j.it.text.is_empty() && j.it.content.rich.is_some())
+    };
+    let texts = jobs
         .iter()
-        .filter(|j| j.redactor.is_some_and(|r| !r.remembers(&j.it.text)))
-        .count();
-    masked.len() * new / sample.len().max(1)
+        .filter(|j| mine(j))
+        .flat_map(|j| item_texts(j.it));
+    let answers = r.recall(texts);
+    let mut at = 0;
+    for j in jobs.iter_mut().filter(|j| mine(j)) {
+        let n = 2 + j.it.tags.len();
+        let range = at..at + n;
+        at += n;
+        if answers[range.clone()].iter().all(Option::is_some) {
+            j.known = Some(range);
+        }
+    }
+    answers
+}
+
+/// The texts of `it` that [`mask_item`] masks, in its order.
+fn item_texts(it: &Item) -> impl Iterator<Item = &str> {
+    [it.text.as_str(), it.note.as_str()]
+        .into_iter()
+        .chain(it.tags.iter().map(String::as_str))
 }
 
 /// One item of tab `name` as shown: the item as read if its preview is unsure (see
-/// [`Masked::unsure`]), and its version as the caller sees it if `versions`.
+/// [`Masked::unsure`]), and its version as the caller sees it if `versions`. `redactor`: the
+/// rules, and what the cache said of each of the item's texts if it remembered them all.
 fn mask_one(
     key: &[u8; 32],
     name: &str,
-    redactor: Option<&Redactor>,
+    redactor: Option<(&Redactor, Option<&[Answer]>)>,
     budget: Option<usize>,
     versions: bool,
     it: &mut Item,
@@ -145,11 +178,28 @@ fn mask_one(
     let raw = versions.then(|| it.clone());
     // A text derived from a source the read cut may have lost a secret's tail the same way.
     let derives = it.text.is_empty() && it.content.rich.is_some() && budget.is_some();
-    let needs_whole =
-        |s: &str| maybe_cut(s, budget) && redactor.is_some_and(|r| !it.secret && read_whole(r, s));
+    let needs_whole = |s: &str| {
+        maybe_cut(s, budget) && redactor.is_some_and(|(r, _)| !it.secret && read_whole(r, s))
+    };
     let cut = needs_whole(&it.text) || needs_whole(&it.note);
     let before = (cut || derives).then(|| it.clone());
-    let changed = show(redactor, it);
+    let changed = match redactor {
+        Some((_, Some(known))) => {
+            let mut answers = known.iter();
+            show_with(
+                it,
+                Some(|s: &mut String| match answers.next() {
+                    Some(Some(Some(m))) => {
+                        *s = m.text.to_string();
+                        true
+                    }
+                    _ => false,
+                }),
+            )
+        }
+        Some((r, None)) => show(Some(r), it),
+        None => show(None, it),
+    };
     let unsure = before.filter(|_| cut || changed);
     let version = raw.map(|raw| crate::mcp::mask::version(key, name, &raw, changed));
     (unsure, version)
@@ -178,13 +228,18 @@ pub(crate) fn mask_items<'a>(
 
 /// `it` as a reply shows it; whether that differs from the raw item.
 pub(crate) fn show(redactor: Option<&Redactor>, it: &mut Item) -> bool {
+    show_with(it, redactor.map(|r| |s: &mut String| mask(r, s)))
+}
+
+/// [`show`], each text masked by `mask` (whether it changed it), in [`item_texts`]' order.
+fn show_with(it: &mut Item, mask: Option<impl FnMut(&mut String) -> bool>) -> bool {
     if it.secret {
         *it = hidden();
         return true;
     }
     // A text derived from HTML or a file list is shown, so masked, like any text.
     crate::clipboard::derive_text(it);
-    redactor.is_some_and(|r| mask_item(r, it))
+    mask.is_some_and(|m| mask_item(it, m))
 }
 
 /// What is shown of an item CopyQ marks as a password manager's: no text, tags or note.
@@ -196,11 +251,11 @@ fn hidden() -> Item {
     }
 }
 
-fn mask_item(r: &Redactor, it: &mut Item) -> bool {
-    let mut changed = mask(r, &mut it.text);
-    changed |= mask(r, &mut it.note);
+fn mask_item(it: &mut Item, mut mask: impl FnMut(&mut String) -> bool) -> bool {
+    let mut changed = mask(&mut it.text);
+    changed |= mask(&mut it.note);
     for tag in &mut it.tags {
-        changed |= mask(r, tag);
+        changed |= mask(tag);
     }
     changed
 }
@@ -335,8 +390,14 @@ mod tests {
             let mut versions = Vec::new();
             let mut want = items.clone();
             for (i, (raw, it)) in items.iter().zip(&mut want).enumerate() {
-                let (u, v) =
-                    super::mask_one(&t.version_key, &m.page.name, Some(r), budget, true, it);
+                let (u, v) = super::mask_one(
+                    &t.version_key,
+                    &m.page.name,
+                    Some((r, None)),
+                    budget,
+                    true,
+                    it,
+                );
                 unsure.extend(u.map(|u| (i, u)));
                 versions.extend(v);
                 assert_eq!(

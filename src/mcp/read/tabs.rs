@@ -16,8 +16,22 @@ use crate::mcp::format::one_line;
 /// second time, whole (`again.rs`: two more round trips on the socket, a `copyq` process on the
 /// CLI). Cut this long, the keys people copy come whole and the second read is rare. The socket
 /// brings every row whole whatever the cut, so it costs no transfer there; the preview shown is
-/// the same, as it is cut from the masked text after (`cut.rs`).
+/// the same, as it is cut from the masked text after (`cut.rs`). A tree cuts at it too when the
+/// mode masks any tab of its scope (one read has one cut, so its unmasked tabs' texts come as
+/// long).
 const MASKED_UNITS: usize = 4_096;
+
+/// The cut of a read of `preview` units, longer for a read that the mode masks (see
+/// [`MASKED_UNITS`]).
+fn masked_cut(preview: Option<usize>, masked: bool) -> Option<usize> {
+    preview.map(|units| {
+        if masked {
+            units.max(MASKED_UNITS)
+        } else {
+            units
+        }
+    })
+}
 
 fn selector(scope: Scope) -> TabSelector {
     match scope {
@@ -97,11 +111,17 @@ pub(super) async fn scan(
     limit: Option<usize>,
     preview: Option<usize>,
 ) -> Result<Vec<Masked>, ToolError> {
+    let mode = tools.privacy.mode;
+    let masked = match scope {
+        Scope::Mcp => mode.covers(false),
+        Scope::External => mode.covers(true),
+        Scope::All => mode.covers(false) || mode.covers(true),
+    };
     let request = ReadRequest {
         tabs: covered(tools, tabs, scope).await?,
         skip: 0,
         limit,
-        preview,
+        preview: masked_cut(preview, masked),
     };
     let (mut pages, _) = read_masked(tools, &request, false).await?;
     pages.retain(|p| tabs.covers(&p.page.name));
@@ -151,13 +171,7 @@ pub(super) async fn resolve(
     let masked = candidates
         .iter()
         .any(|c| tools.privacy.mode.covers(c.external));
-    let preview = preview.map(|units| {
-        if masked {
-            units.max(MASKED_UNITS)
-        } else {
-            units
-        }
-    });
+    let preview = masked_cut(preview, masked);
     let names = candidates.iter().map(|c| c.full.clone()).collect();
     let request = ReadRequest {
         tabs: TabSelector::Names { names },
