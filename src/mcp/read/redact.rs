@@ -147,7 +147,7 @@ fn recall(jobs: &mut [Job]) -> Vec<Answer> {
     let answers = r.recall(texts);
     let mut at = 0;
     for j in jobs.iter_mut().filter(|j| mine(j)) {
-        let n = 2 + j.it.tags.len();
+        let n = item_texts(j.it).count();
         let range = at..at + n;
         at += n;
         if answers[range.clone()].iter().all(Option::is_some) {
