@@ -164,6 +164,7 @@ async fn lead(tools: Arc<ToolState>) {
     if queued.is_empty() {
         return;
     }
+    let started = std::time::Instant::now();
     let mut group = Vec::with_capacity(queued.len());
     for q in queued {
         match record(&tools, &q.plan, &q.principal).await {
@@ -179,10 +180,13 @@ async fn lead(tools: Arc<ToolState>) {
             _ => None,
         })
         .collect();
+    let recorded = started.elapsed();
     let results = match writes.len() == group.len() {
         true => tools.backend.insert_many(&writes).await,
         false => Err(BackendError::Failed("a queued write is not an add".into())),
     };
+    let made = started.elapsed() - recorded;
+    let writes_len = writes.len();
     let results: Vec<_> = match results {
         Ok(results) => results,
         Err(e) => group.iter().map(|_| Err(e.again())).collect(),
@@ -205,6 +209,14 @@ async fn lead(tools: Arc<ToolState>) {
         };
         drop(q.reply.send(result));
     }
+    // Where a group's time goes (`copyq_mcp=debug`): its size, the audit entries, the inserts.
+    tracing::debug!(
+        adds = writes_len,
+        audit_ms = recorded.as_secs_f64() * 1e3,
+        inserts_ms = made.as_secs_f64() * 1e3,
+        total_ms = started.elapsed().as_secs_f64() * 1e3,
+        "write group made"
+    );
 }
 
 /// The write's audit entry, recorded before it is made (`None` without an audit log).

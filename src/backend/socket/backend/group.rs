@@ -26,6 +26,7 @@ impl SocketBackend {
         &self,
         writes: &[Insert<'_>],
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        let started = std::time::Instant::now();
         self.settle_owed().await?;
         let all = self.tabs().await?;
         let mut tabs: Vec<Tab> = Vec::new();
@@ -46,6 +47,7 @@ impl SocketBackend {
             true => Some(self.zero_delays().await?),
             false => None,
         };
+        let before = started.elapsed();
         let mut results = Vec::with_capacity(writes.len());
         for (name, item, limit) in writes {
             let Some(tab) = tabs.iter_mut().find(|t| t.name == *name) else {
@@ -56,6 +58,7 @@ impl SocketBackend {
             tab.touched |= result.is_ok();
             results.push(result);
         }
+        let inserted = started.elapsed();
         let made: Vec<&str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
         let shared = self
             .after_group(
@@ -64,6 +67,14 @@ impl SocketBackend {
                 tabs.iter().any(|t| t.touched && t.created),
             )
             .await;
+        // Where the group's time in CopyQ goes (`copyq_mcp=debug`).
+        tracing::debug!(
+            inserts = writes.len(),
+            before_ms = before.as_secs_f64() * 1e3,
+            inserts_ms = (inserted - before).as_secs_f64() * 1e3,
+            after_ms = (started.elapsed() - inserted).as_secs_f64() * 1e3,
+            "insert group in CopyQ"
+        );
         let persisted = match pinned {
             true => Persisted::SaveDelay,
             false => Persisted::Unload,
