@@ -1,7 +1,7 @@
 //! Durable adds at 1, 8 and 64 concurrent writers (`COPYQ_MCP_BENCH_ONLY=writers`, socket backend):
 //! throughput and latency of `mcp_write add`, each acknowledged once on disk. With
-//! `COPYQ_MCP_BENCH_BEFORE` naming another build of the gateway (the code before group commit),
-//! that build runs each level too, right after this one, so the two share the machine's load.
+//! `COPYQ_MCP_BENCH_BEFORE` naming other builds of the gateway (one path, or `label=path,...`),
+//! each runs each level too, right after this one, so all share the machine's load.
 
 use std::time::{Duration, Instant};
 
@@ -58,10 +58,14 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
-    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").ok();
-    let mut builds = vec![("after (group commit)", None)];
-    if let Some(bin) = &before {
-        builds.push(("before (COPYQ_MCP_BENCH_BEFORE)", Some(bin.as_str())));
+    // COPYQ_MCP_BENCH_BEFORE: one build, or several as `label=path,label=path`.
+    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").unwrap_or_default();
+    let mut builds = vec![("this build".to_owned(), None)];
+    for build in before.split(',').filter(|b| !b.is_empty()) {
+        builds.push(match build.split_once('=') {
+            Some((label, bin)) => (label.to_owned(), Some(bin)),
+            None => ("before (COPYQ_MCP_BENCH_BEFORE)".to_owned(), Some(build)),
+        });
     }
     let mut rows = vec![
         format!("## Durable adds by concurrent writers, {secs} s per level (socket backend)"),
