@@ -86,7 +86,7 @@ impl Gateway {
             .env("COPYQ_MCP__LOG__LEVEL", "warn")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr())
             .spawn()
             .expect("serve");
         let mut line = String::new();
@@ -111,6 +111,19 @@ impl Gateway {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// The gateways' log: appended to the file `COPYQ_MCP_BENCH_STDERR` names (with `RUST_LOG`, e.g.
+/// `copyq_mcp=debug` for where a write group's time goes), else dropped.
+fn stderr() -> Stdio {
+    let file = std::env::var_os("COPYQ_MCP_BENCH_STDERR").and_then(|path| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()
+    });
+    file.map_or_else(Stdio::null, Stdio::from)
 }
 
 /// One stateless JSON-RPC POST; panics on anything but a successful result (so a fast error can

@@ -1,7 +1,7 @@
 //! Durable adds at 1, 8 and 64 concurrent writers (`COPYQ_MCP_BENCH_ONLY=writers`, socket backend):
 //! throughput and latency of `mcp_write add`, each acknowledged once on disk. With
-//! `COPYQ_MCP_BENCH_BEFORE` naming another build of the gateway (the code before group commit),
-//! that build runs each level too, right after this one, so the two share the machine's load.
+//! `COPYQ_MCP_BENCH_BEFORE` naming other builds of the gateway (one path, or `label=path,...`),
+//! each runs each level too, right after this one, so all share the machine's load.
 
 use std::time::{Duration, Instant};
 
@@ -12,14 +12,15 @@ use super::{Gateway, post, stats};
 
 const LEVELS: [usize; 3] = [1, 8, 64];
 
-/// Adds per second, median and p99 ms of `writers` clients adding to one fresh tab for `secs`.
+/// Adds per second, median and p99 ms of `writers` clients adding to one fresh tab for `secs`,
+/// and the p99 without each writer's first add (which opens its connection, all at once).
 async fn hammer(
     http: &reqwest::Client,
     g: &Gateway,
     tab: &str,
     writers: usize,
     secs: u64,
-) -> (f64, f64, f64) {
+) -> (f64, f64, f64, f64) {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut tasks = Vec::new();
     for w in 0..writers {
@@ -41,13 +42,16 @@ async fn hammer(
         }));
     }
     let started = Instant::now();
-    let mut all = Vec::new();
+    let (mut all, mut warm) = (Vec::new(), Vec::new());
     for t in tasks {
-        all.extend(t.await.expect("writer task"));
+        let took = t.await.expect("writer task");
+        warm.extend(took.iter().skip(1));
+        all.extend(took);
     }
     let rate = all.len() as f64 / started.elapsed().as_secs_f64();
     let (p50, p99) = stats(all);
-    (rate, p50, p99)
+    let (_, warm_p99) = stats(warm);
+    (rate, p50, p99, warm_p99)
 }
 
 pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
@@ -58,16 +62,20 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
-    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").ok();
-    let mut builds = vec![("after (group commit)", None)];
-    if let Some(bin) = &before {
-        builds.push(("before (COPYQ_MCP_BENCH_BEFORE)", Some(bin.as_str())));
+    // COPYQ_MCP_BENCH_BEFORE: one build, or several as `label=path,label=path`.
+    let before = std::env::var("COPYQ_MCP_BENCH_BEFORE").unwrap_or_default();
+    let mut builds = vec![("this build".to_owned(), None)];
+    for build in before.split(',').filter(|b| !b.is_empty()) {
+        builds.push(match build.split_once('=') {
+            Some((label, bin)) => (label.to_owned(), Some(bin)),
+            None => ("before (COPYQ_MCP_BENCH_BEFORE)".to_owned(), Some(build)),
+        });
     }
     let mut rows = vec![
         format!("## Durable adds by concurrent writers, {secs} s per level (socket backend)"),
         String::new(),
-        "| writers | code | adds/s | median ms | p99 ms |".to_owned(),
-        "|---|---|---|---|---|".to_owned(),
+        "| writers | code | adds/s | median ms | p99 ms | p99 ms, first add left out |".to_owned(),
+        "|---|---|---|---|---|---|".to_owned(),
     ];
     for writers in LEVELS {
         for (i, (code, bin)) in builds.iter().enumerate() {
@@ -77,8 +85,9 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
             };
             // A fresh tab each time: saving a tab costs more the more it holds.
             let tab = format!("workspace/writers-{writers}-{i}");
-            let (rate, p50, p99) = hammer(http, &g, &tab, writers, secs).await;
-            let row = format!("| {writers} | {code} | {rate:.0} | {p50:.2} | {p99:.2} |");
+            let (rate, p50, p99, warm) = hammer(http, &g, &tab, writers, secs).await;
+            let row =
+                format!("| {writers} | {code} | {rate:.0} | {p50:.2} | {p99:.2} | {warm:.2} |");
             println!("{row}");
             rows.push(row);
         }

@@ -83,10 +83,8 @@ durable=src/backend/socket/backend/durable.rs
 group=src/backend/socket/backend/group.rs
 js=src/backend/copyq.js
 
-# The write's own room check, off by one (the plan-time check is right). An add through the
-# gateway is made in a group (group.rs); a single insert (the backend's own, a restore) in write.rs.
-plant full-socket 1 $socket_write 's/if count >= limit \{/if count > limit {/' \
-    -- "${sock[@]}" "${t[@]}" --test copyq safety
+# The write's own room check, off by one (the plan-time check is right). Every insert over the
+# socket, a restore's too, is made in a group (group.rs), a single one as a group of one.
 plant full-group 2 $group 's/if rows >= limit \{/if rows > limit {/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant full-cli 2 $js 's/if \(size\(\) >= limit\)/if (size() > limit)/' \

@@ -53,23 +53,44 @@ impl Store {
     /// [`Store::record_audit`] of a write whose entry keeps every format of some of the items it
     /// replaced (see [`Kept`]), recorded with it in one transaction.
     pub fn record_audit_kept(&self, e: &AuditEntry, kept: &Kept) -> Result<i64> {
-        let previous = serde_json::to_string(&e.previous)
+        let ids = self.record_audits(&[(e, kept)])?;
+        ids.first()
+            .copied()
+            .ok_or_else(|| StoreError::Invalid("no audit entry was recorded".into()))
+    }
+
+    /// Several writes' entries (each with what it keeps) in one transaction, so one sync to disk
+    /// for all: their ids, in order. All are recorded or none.
+    pub fn record_audits(&self, entries: &[(&AuditEntry, &Kept)]) -> Result<Vec<i64>> {
+        let previous = entries
+            .iter()
+            .map(|(e, _)| serde_json::to_string(&e.previous))
+            .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|err| StoreError::Invalid(err.to_string()))?;
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(|err| self.err(err))?;
-        tx.execute(
-            "INSERT INTO audit (at, subject, role, mode, tab, to_tab, idx, detail, previous, outcome, note) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![now(), e.subject, e.role, e.mode, e.tab, e.to_tab, e.index, e.detail, previous, e.outcome, e.note],
-        )
-        .map_err(|err| self.err(err))?;
-        let id = tx.last_insert_rowid();
-        super::audit_whole::insert(&tx, id, kept).map_err(|err| self.err(err))?;
+        let mut ids = Vec::with_capacity(entries.len());
+        for ((e, kept), previous) in entries.iter().zip(&previous) {
+            tx.prepare_cached(
+                "INSERT INTO audit (at, subject, role, mode, tab, to_tab, idx, detail, previous, outcome, note) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![now(), e.subject, e.role, e.mode, e.tab, e.to_tab, e.index, e.detail, previous, e.outcome, e.note])
+            })
+            .map_err(|err| self.err(err))?;
+            let id = tx.last_insert_rowid();
+            super::audit_whole::insert(&tx, id, kept).map_err(|err| self.err(err))?;
+            ids.push(id);
+        }
         tx.commit().map_err(|err| self.err(err))?;
+        let Some(&first) = ids.first() else {
+            return Ok(ids);
+        };
         let max = self
             .audit_max_bytes
             .load(std::sync::atomic::Ordering::Relaxed);
-        match cap_audit(&conn, max, id) {
+        match cap_audit(&conn, max, first) {
             Ok((0, _)) => {}
             Ok((removed, bytes)) => tracing::warn!(
                 removed,
@@ -77,10 +98,10 @@ impl Store {
                 max_bytes = max,
                 "the audit log reached audit.max_bytes: its oldest entries were removed"
             ),
-            // The write is recorded; the cap is tried again with the next one.
+            // The writes are recorded; the cap is tried again with the next one.
             Err(e) => tracing::warn!(error = %e, "cannot apply audit.max_bytes"),
         }
-        Ok(id)
+        Ok(ids)
     }
 
     /// The cap [`Store::set_audit_max_bytes`] set (0: none).
@@ -168,8 +189,8 @@ impl Store {
     }
 }
 
-/// Past `max_bytes` (0: no cap), remove the oldest entries before `newest` until the log fits:
-/// how many, and their bytes.
+/// Past `max_bytes` (0: no cap), remove the oldest entries before `newest` (the first of those
+/// just recorded) until the log fits: how many, and their bytes.
 fn cap_audit(
     conn: &rusqlite::Connection,
     max_bytes: u64,

@@ -26,7 +26,7 @@ pub use grants::{CodeRecord, GrantInfo, LiveGrant, Taken};
 pub use retention::Pruned;
 pub use tokens::TokenInfo;
 
-const FILE: &str = "copyq-mcp.db";
+pub(crate) const FILE: &str = "copyq-mcp.db";
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS clients (

@@ -11,13 +11,17 @@ use super::seen::edited_seen;
 use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 
+/// An add as planned: the tab, the item, and the tab's room (CopyQ's `maxitems`).
+#[derive(Debug, Clone)]
+pub struct Add {
+    pub tab: TabRef,
+    pub item: Item,
+    pub limit: usize,
+}
+
 #[derive(Debug, Clone)]
 pub enum Plan {
-    Add {
-        tab: TabRef,
-        item: Item,
-        limit: usize,
-    },
+    Add(Add),
     Update {
         tab: TabRef,
         index: usize,
@@ -168,6 +172,22 @@ fn room(state: &State, tab: &TabRef) -> Result<usize, ToolError> {
     }
 }
 
+/// An add: the tab's name checked against CopyQ's, its room now.
+pub async fn plan_add(
+    tools: &ToolState,
+    tabs: &Coverage,
+    tab: &TabRef,
+    item: &Item,
+) -> Result<Add, ToolError> {
+    let state = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
+    no_clash(&state.snap, tab, tabs)?;
+    Ok(Add {
+        tab: tab.clone(),
+        item: item.clone(),
+        limit: room(&state, tab)?,
+    })
+}
+
 /// `expected`: the version the agent read for the item an update, delete or move addresses.
 /// `tabs`: what the caller covers (the op's tabs are covered already; other tabs are not named).
 pub async fn plan(
@@ -177,15 +197,7 @@ pub async fn plan(
     expected: Option<&str>,
 ) -> Result<Plan, ToolError> {
     Ok(match op {
-        WriteOp::Add { tab, item } => {
-            let state = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
-            no_clash(&state.snap, tab, tabs)?;
-            Plan::Add {
-                tab: tab.clone(),
-                item: item.clone(),
-                limit: room(&state, tab)?,
-            }
-        }
+        WriteOp::Add { tab, item } => Plan::Add(plan_add(tools, tabs, tab, item).await?),
         WriteOp::Update {
             tab,
             index,

@@ -1,7 +1,7 @@
 //! What the audit log keeps of a write: sizes, never the new content, and what it replaced.
 
 use super::ToolError;
-use super::plan::Plan;
+use super::plan::{Add, Plan};
 use crate::auth::Principal;
 use crate::backend::{Backend, Item, TabPage, Whole, holds_more};
 use crate::clipboard::TabRef;
@@ -9,7 +9,18 @@ use crate::store::AuditEntry;
 
 /// What the audit log keeps of a write: sizes, never the new content, and what it replaced.
 pub(super) fn audit_entry(plan: &Plan, principal: &Principal) -> AuditEntry {
-    let (mode, tab, to_tab, idx, detail, previous) = recorded(plan);
+    entry(recorded(plan), principal)
+}
+
+/// [`audit_entry`] of an add.
+pub(super) fn add_entry(add: &Add, principal: &Principal) -> AuditEntry {
+    entry(recorded_add(add), principal)
+}
+
+fn entry(
+    (mode, tab, to_tab, idx, detail, previous): Recorded<'_>,
+    principal: &Principal,
+) -> AuditEntry {
     AuditEntry {
         id: 0,
         at: 0,
@@ -110,9 +121,13 @@ type Recorded<'p> = (
     Vec<(String, Vec<Item>)>,
 );
 
+fn recorded_add(Add { tab, item, .. }: &Add) -> Recorded<'_> {
+    ("add", &tab.full, None, index(0), sizes(item), vec![])
+}
+
 fn recorded(plan: &Plan) -> Recorded<'_> {
     match plan {
-        Plan::Add { tab, item, .. } => ("add", &tab.full, None, index(0), sizes(item), vec![]),
+        Plan::Add(add) => recorded_add(add),
         Plan::Update {
             tab,
             index: i,

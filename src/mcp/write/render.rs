@@ -1,7 +1,7 @@
 //! The replies of `mcp_write`: `ok|...` after a write, `preview|...` blocks before one.
 
 use super::edit::{EditMode, Field};
-use super::plan::Plan;
+use super::plan::{Add, Plan};
 use crate::backend::Item;
 use crate::clipboard::{TabRef, preview};
 use crate::mcp::format::{quoted, tab_fields, tag_list};
@@ -41,15 +41,20 @@ fn tags_and_note(item: &Item) -> String {
     format!("tags:{}{marker}", tag_list(&item.tags))
 }
 
+/// The reply to an add made.
+pub fn ok_add(Add { tab, item, .. }: &Add) -> String {
+    format!(
+        "ok|mode:add|{}|index:0|text_len:{}|tags:{}|note:{}",
+        tab_fields(tab),
+        item.text.chars().count(),
+        item.tags.len(),
+        python_bool(item.has_note())
+    )
+}
+
 pub fn ok(plan: &Plan, done: Done) -> String {
     match plan {
-        Plan::Add { tab, item, .. } => format!(
-            "ok|mode:add|{}|index:0|text_len:{}|tags:{}|note:{}",
-            tab_fields(tab),
-            item.text.chars().count(),
-            item.tags.len(),
-            python_bool(item.has_note())
-        ),
+        Plan::Add(add) => ok_add(add),
         Plan::Update {
             tab, index, field, ..
         } => {
@@ -105,7 +110,7 @@ pub fn preview_masked(plan: &Plan, privacy: &crate::privacy::Privacy) -> String 
     let existing: Vec<&mut Item> = match &mut shown {
         Plan::Update { before, after, .. } => vec![before, after],
         Plan::Delete { item, .. } | Plan::Move { item, .. } => vec![item],
-        Plan::Add { .. } | Plan::TabCreate { .. } | Plan::TabDelete { .. } => Vec::new(),
+        Plan::Add(_) | Plan::TabCreate { .. } | Plan::TabDelete { .. } => Vec::new(),
     };
     crate::mcp::read::mask_items(privacy, false, existing);
     preview_of(&shown)
@@ -113,7 +118,7 @@ pub fn preview_masked(plan: &Plan, privacy: &crate::privacy::Privacy) -> String 
 
 fn preview_of(plan: &Plan) -> String {
     let lines: Vec<String> = match plan {
-        Plan::Add { tab, item, .. } => add_preview(tab, item),
+        Plan::Add(Add { tab, item, .. }) => add_preview(tab, item),
         Plan::Update {
             tab,
             index,

@@ -22,7 +22,7 @@ fn set_config(name: &str, value: &str) -> Call {
 }
 
 /// What the steps before a write's body found of the tabs it touches.
-pub(super) struct Before {
+struct Before {
     /// A touched tab did not exist: the tab list is saved after the write.
     pub created: bool,
     /// A touched tab stayed loaded when unloaded: the save delays are zeroed around the body.
@@ -125,9 +125,9 @@ impl SocketBackend {
         self.durably_from(names, before, body).await
     }
 
-    /// The protocol from its third step on, for a write whose caller has checked, and unloaded
-    /// what existed of `names` (owed delays settled first): an insert does both in one batch.
-    pub(super) async fn durably_from<T, F, Fut>(
+    /// The protocol from its third step on, once what existed of `names` is unloaded (owed
+    /// delays settled first). (An insert follows the protocol in a group: group.rs.)
+    async fn durably_from<T, F, Fut>(
         &self,
         names: &[&str],
         before: Before,

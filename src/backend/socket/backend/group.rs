@@ -1,12 +1,22 @@
 //! Group commit: concurrent inserts made as one durable write. The durable-write protocol of
 //! [`crate::backend::protocol`] runs once for the whole group (one unload before, one save-delay
 //! cycle, one unload after per tab touched), and each insert keeps its own room check and its own
-//! verify, so each gets its own answer: one that fails does not fail the others.
+//! verify, so each gets its own answer: one that fails does not fail the others. Every insert
+//! over the socket is made so, a single one as a group of one.
 
 use super::super::slots;
-use super::super::value::Value;
+use super::super::value::{Map, Value};
 use super::{SocketBackend, failed, map_of};
 use crate::backend::{BackendError, Insert, Item, Made, Persisted};
+
+/// One insert of a group: the tab, the formats to insert (CopyQ's data map), the item they hold
+/// (text, tags and note, checked after), and the tab's room.
+pub(super) struct Write<'a> {
+    pub tab: &'a str,
+    pub data: Map,
+    pub item: &'a Item,
+    pub limit: usize,
+}
 
 /// What a tab of the group holds as the inserts run.
 struct Tab<'a> {
@@ -26,10 +36,28 @@ impl SocketBackend {
         &self,
         writes: &[Insert<'_>],
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        let writes = writes
+            .iter()
+            .map(|&(tab, item, limit)| Write {
+                tab,
+                data: map_of(item),
+                item,
+                limit,
+            })
+            .collect();
+        self.group(writes).await
+    }
+
+    /// [`Self::insert_many`] of inserts that carry their formats.
+    pub(super) async fn group(
+        &self,
+        writes: Vec<Write<'_>>,
+    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        let started = std::time::Instant::now();
         self.settle_owed().await?;
         let all = self.tabs().await?;
         let mut tabs: Vec<Tab> = Vec::new();
-        for (name, _, _) in writes {
+        for Write { tab: name, .. } in &writes {
             if !tabs.iter().any(|t| t.name == *name) {
                 let created = !all.iter().any(|a| a == name);
                 tabs.push(Tab {
@@ -46,16 +74,19 @@ impl SocketBackend {
             true => Some(self.zero_delays().await?),
             false => None,
         };
+        let before = started.elapsed();
         let mut results = Vec::with_capacity(writes.len());
-        for (name, item, limit) in writes {
-            let Some(tab) = tabs.iter_mut().find(|t| t.name == *name) else {
+        let count = writes.len();
+        for write in writes {
+            let Some(tab) = tabs.iter_mut().find(|t| t.name == write.tab) else {
                 results.push(Err(BackendError::Failed("insert: tab not planned".into())));
                 continue;
             };
-            let result = self.insert_one(tab, item, *limit).await;
+            let result = self.insert_one(tab, write).await;
             tab.touched |= result.is_ok();
             results.push(result);
         }
+        let inserted = started.elapsed();
         let made: Vec<&str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
         let shared = self
             .after_group(
@@ -64,6 +95,14 @@ impl SocketBackend {
                 tabs.iter().any(|t| t.touched && t.created),
             )
             .await;
+        // Where the group's time in CopyQ goes (`copyq_mcp=debug`).
+        tracing::debug!(
+            inserts = count,
+            before_ms = before.as_secs_f64() * 1e3,
+            inserts_ms = (inserted - before).as_secs_f64() * 1e3,
+            after_ms = (started.elapsed() - inserted).as_secs_f64() * 1e3,
+            "insert group in CopyQ"
+        );
         let persisted = match pinned {
             true => Persisted::SaveDelay,
             false => Persisted::Unload,
@@ -104,12 +143,10 @@ impl SocketBackend {
     }
 
     /// One insert of the group: its room check, the insert and its verify.
-    async fn insert_one(
-        &self,
-        tab: &mut Tab<'_>,
-        item: &Item,
-        limit: usize,
-    ) -> Result<(), BackendError> {
+    async fn insert_one(&self, tab: &mut Tab<'_>, write: Write<'_>) -> Result<(), BackendError> {
+        let Write {
+            data, item, limit, ..
+        } = write;
         let rows = match tab.rows {
             Some(n) => n,
             // An insert into this tab failed: its rows as they are now (none if it is not a tab).
@@ -124,10 +161,7 @@ impl SocketBackend {
         }
         tab.rows = None;
         // write protocol: body, then write protocol: verify (both in insert_verified)
-        match self
-            .insert_verified(tab.name, map_of(item), item, rows)
-            .await
-        {
+        match self.insert_verified(tab.name, data, item, rows).await {
             Ok(()) => {
                 tab.rows = Some(rows + 1);
                 Ok(())

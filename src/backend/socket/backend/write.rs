@@ -4,7 +4,7 @@
 use super::super::slots;
 use super::super::value::{Map, Value, map_get};
 use super::data_file::Formats;
-use super::durable::Before;
+use super::group::Write;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Made, Persisted};
 
@@ -141,9 +141,9 @@ impl SocketBackend {
         Ok(())
     }
 
-    /// Four round trips when nothing is pinned: the tab list; the room check and the unload in
-    /// one batch; the insert and its check in one; the unload after (with the tab list's save
-    /// when the tab is new).
+    /// A group of one ([`Self::insert_many`]): four round trips when nothing is pinned (the tab
+    /// list; the room check and the unload in one batch; the insert and its check in one; the
+    /// unload after, with the tab list's save when the tab is new).
     pub async fn insert(
         &self,
         tab: &str,
@@ -161,47 +161,16 @@ impl SocketBackend {
         item: &Item,
         limit: usize,
     ) -> Result<Persisted, BackendError> {
-        self.settle_owed().await?;
-        let existed = self.exists(tab).await?;
-        let (before, pinned) = match existed {
-            true => self.room_and_unload(tab, limit).await?,
-            false => (0, false),
+        let write = Write {
+            tab,
+            data,
+            item,
+            limit,
         };
-        let state = Before {
-            created: !existed,
-            pinned,
-        };
-        let body = || self.insert_verified(tab, data, item, before);
-        Ok(self.durably_from(&[tab], state, body).await?.1)
-    }
-
-    /// The rows of `tab` (an existing tab), refused when it has no room under `limit`, and
-    /// whether it stays loaded once unloaded (pinned), in one batch. Unloading only saves: a
-    /// refused insert leaves the tab as it was.
-    async fn room_and_unload(
-        &self,
-        tab: &str,
-        limit: usize,
-    ) -> Result<(usize, bool), BackendError> {
-        let calls = vec![
-            // write protocol: check
-            slots::browser_length(tab),
-            // write protocol: unload
-            slots::unload_tabs(&[tab]),
-        ];
-        let [length, unloaded]: [Value; 2] = self
-            .call_many(calls)
+        self.group(vec![write])
             .await?
-            .try_into()
-            .map_err(|_| BackendError::Failed("room check: a reply is missing".into()))?;
-        let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-        let count = usize::try_from(count).unwrap_or(0);
-        if count >= limit {
-            return Err(BackendError::TabFull { limit });
-        }
-        let unloaded =
-            slots::expect_string_list(&slots::unload_tabs(&[tab]), unloaded).map_err(failed)?;
-        Ok((count, !unloaded.iter().any(|t| t == tab)))
+            .pop()
+            .unwrap_or_else(|| Err(BackendError::Failed("insert: no answer".into())))
     }
 
     pub async fn change(
