@@ -50,14 +50,21 @@ struct Entry {
     masked: Option<Arc<Masked>>,
 }
 
-/// The most texts remembered: the table is made for this many at the first insert (2 MiB of
-/// entries, paged in as they fill), so that it never grows past it.
+/// The most texts remembered.
 const SEEN_TEXTS: usize = 50_000;
 /// The most memory a cache holds, all counted: the gateway's memory budget (README, "Memory")
-/// gives it 8 MiB, e.g. 10,000 texts of 600 bytes read again and again.
+/// gives it 8 MiB: 2 MiB of table, 1 MiB of masked texts, 4.9 MiB of texts (10,000 of 500 bytes).
 pub const SEEN_BYTES: usize = 8 << 20;
-/// Of [`SEEN_BYTES`], what the masked texts may hold (the buffer has the rest but the table).
+/// Of [`SEEN_BYTES`], what the masked texts may hold.
 const MASKED_BYTES: usize = 1 << 20;
+/// The most the table may take: it grows as texts come (a table made for [`SEEN_TEXTS`] at once
+/// spread a search's lookups over 2 MiB and slowed a warm search), to this many buckets at most
+/// (hashbrown's: a power of two, at most 7/8 full), each an [`Entry`] and a control byte, and 16
+/// control bytes more.
+const TABLE_BYTES: usize =
+    (SEEN_TEXTS * 8 / 7).next_power_of_two() * (std::mem::size_of::<Entry>() + 1) + 16;
+/// Of [`SEEN_BYTES`], what the buffer of texts may hold: the rest.
+const TEXT_BYTES: usize = SEEN_BYTES - MASKED_BYTES - TABLE_BYTES;
 
 /// What `masked` holds on the heap: the `Arc`'s counts and value, its text and its masks.
 fn masked_size(masked: &Masked) -> usize {
@@ -95,17 +102,14 @@ impl<S: BuildHasher + Default> Seen<S> {
             self.table = HashTable::new();
             self.texts = String::new();
             self.masked = 0;
-        }
-        if self.table.capacity() < SEEN_TEXTS {
-            self.table = HashTable::with_capacity(SEEN_TEXTS);
-        }
-        if !self.fits(text.len(), extra) {
-            return;
+            if !self.fits(text.len(), extra) {
+                return;
+            }
         }
         let need = self.texts.len() + text.len();
         if need > self.texts.capacity() {
             // Doubled as a `String` grows, but never past its room.
-            let grown = (2 * self.texts.capacity()).max(need).min(self.room());
+            let grown = (2 * self.texts.capacity()).max(need).min(TEXT_BYTES);
             self.texts.reserve_exact(grown - self.texts.len());
         }
         self.masked += extra;
@@ -115,14 +119,9 @@ impl<S: BuildHasher + Default> Seen<S> {
             .insert_unique(hash, Entry { hash, at, masked }, |e| e.hash);
     }
 
-    /// The most bytes the buffer may hold.
-    fn room(&self) -> usize {
-        SEEN_BYTES.saturating_sub(self.table.allocation_size() + MASKED_BYTES)
-    }
-
     /// Whether a text of `len` bytes fits, with `extra` bytes of what it became.
     fn fits(&self, len: usize, extra: usize) -> bool {
-        self.texts.len() + len <= self.room() && self.masked + extra <= MASKED_BYTES
+        self.texts.len() + len <= TEXT_BYTES && self.masked + extra <= MASKED_BYTES
     }
 
     /// The memory this cache holds: the table, the buffer's room, the masked texts.
