@@ -157,7 +157,7 @@ mod tests {
         let mut i = 0usize;
         while inserted < 2 * SEEN_BYTES {
             let text = format!("{i:08} {}", "x".repeat(i % 4093));
-            let masked = (i % 7 == 0).then(|| {
+            let masked = i.is_multiple_of(7).then(|| {
                 Arc::new(Masked {
                     text: format!("{i} [redacted:kind] {}", "y".repeat(i % 511)).into(),
                     masks: vec![
