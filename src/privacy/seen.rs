@@ -23,8 +23,10 @@ pub struct Masked {
 
 /// Texts already redacted, by their whole content (so a hit is exact, never a hash's guess), with
 /// what they became (`None`: nothing to mask). A search reads the same history again and again;
-/// a lookup is a hash and a compare where the rules are two passes. Bounded: forgotten whole past
-/// [`SEEN_TEXTS`] texts or [`SEEN_BYTES`] bytes.
+/// a lookup is a hash and a compare where the rules are two passes. Bounded: forgotten whole
+/// rather than holding more than [`SEEN_TEXTS`] texts or [`SEEN_BYTES`] bytes of memory, its table,
+/// its list of entries, its buffer's room and what the masked texts became all counted (a text
+/// that alone would not fit is not remembered).
 ///
 /// The texts are kept one after another in one buffer, in the order first seen: a search reads
 /// the history in the same order each time, so the compares of a search read that buffer in
@@ -42,7 +44,8 @@ pub struct Seen<S = foldhash::fast::RandomState> {
     entries: Vec<Entry>,
     texts: String,
     hasher: S,
-    bytes: usize,
+    /// What the masked texts became: their own allocations, beside the table and the buffer.
+    masked: usize,
 }
 
 struct Entry {
@@ -61,8 +64,32 @@ pub struct Cursor {
     resume: Option<usize>,
 }
 
-const SEEN_TEXTS: usize = 100_000;
-const SEEN_BYTES: usize = 64 << 20;
+/// The most texts remembered.
+const SEEN_TEXTS: usize = 50_000;
+/// The most memory a cache holds, all counted: the gateway's memory budget (README, "Memory")
+/// gives it 8 MiB: 2.1 MiB of table and entries, 1 MiB of masked texts, the rest for the texts
+/// (10,000 of 490 bytes).
+pub const SEEN_BYTES: usize = 8 << 20;
+/// Of [`SEEN_BYTES`], what the masked texts may hold.
+const MASKED_BYTES: usize = 1 << 20;
+/// The most the table and the entries may take. Both grow as texts come (a table made for
+/// [`SEEN_TEXTS`] at once spread a search's lookups over 2 MiB and slowed a warm search): the
+/// table to this many buckets at most (hashbrown's: a power of two, at most 7/8 full), each an
+/// index and a control byte, and 16 control bytes more; the entries to [`SEEN_TEXTS`].
+const TABLE_BYTES: usize = (SEEN_TEXTS * 8 / 7).next_power_of_two()
+    * (std::mem::size_of::<usize>() + 1)
+    + 16
+    + SEEN_TEXTS * std::mem::size_of::<Entry>();
+/// Of [`SEEN_BYTES`], what the buffer of texts may hold: the rest.
+const TEXT_BYTES: usize = SEEN_BYTES - MASKED_BYTES - TABLE_BYTES;
+
+/// What `masked` holds on the heap: the `Arc`'s counts and value, its text and its masks.
+fn masked_size(masked: &Masked) -> usize {
+    2 * std::mem::size_of::<usize>()
+        + std::mem::size_of::<Masked>()
+        + masked.text.len()
+        + std::mem::size_of_val(&*masked.masks)
+}
 
 impl<S: BuildHasher + Default> Seen<S> {
     /// What `text` became, if it was seen: `Some(None)` when it held nothing to mask.
@@ -108,26 +135,58 @@ impl<S: BuildHasher + Default> Seen<S> {
     }
 
     pub fn insert(&mut self, text: &str, masked: Option<Arc<Masked>>) {
-        let size = text.len()
-            + masked.as_ref().map_or(0, |m| {
-                m.text.len() + m.masks.len() * std::mem::size_of::<Mask>()
-            });
-        if self.table.len() >= SEEN_TEXTS || self.bytes + size > SEEN_BYTES {
-            *self = Self::default();
-        }
         if let Some(i) = self.find(text) {
             // Masked twice at once (two reads of the same text): the same answer.
-            self.entries[i].masked = masked;
+            let e = &mut self.entries[i];
+            self.masked = self.masked - e.masked.as_deref().map_or(0, masked_size)
+                + masked.as_deref().map_or(0, masked_size);
+            e.masked = masked;
             return;
         }
-        self.bytes += size;
+        let extra = masked.as_deref().map_or(0, masked_size);
+        if self.entries.len() >= SEEN_TEXTS || !self.fits(text.len(), extra) {
+            // Forgotten whole (the hasher's seed kept). A search's cursor into the entries stays
+            // safe: an entry is taken only when its text is the one looked up.
+            self.table = HashTable::new();
+            self.entries = Vec::new();
+            self.texts = String::new();
+            self.masked = 0;
+            if !self.fits(text.len(), extra) {
+                return;
+            }
+        }
+        let need = self.texts.len() + text.len();
+        if need > self.texts.capacity() {
+            // Doubled as a `String` grows, but never past its room.
+            let grown = (2 * self.texts.capacity()).max(need).min(TEXT_BYTES);
+            self.texts.reserve_exact(grown - self.texts.len());
+        }
+        if self.entries.len() == self.entries.capacity() {
+            let grown = (2 * self.entries.capacity()).clamp(64, SEEN_TEXTS);
+            self.entries.reserve_exact(grown - self.entries.len());
+        }
+        self.masked += extra;
         let hash = self.hasher.hash_one(text);
-        let at = self.texts.len()..self.texts.len() + text.len();
+        let at = self.texts.len()..need;
         self.texts.push_str(text);
         let i = self.entries.len();
         self.entries.push(Entry { hash, at, masked });
         let entries = &self.entries;
         self.table.insert_unique(hash, i, |&i| entries[i].hash);
+    }
+
+    /// Whether a text of `len` bytes fits, with `extra` bytes of what it became.
+    fn fits(&self, len: usize, extra: usize) -> bool {
+        self.texts.len() + len <= TEXT_BYTES && self.masked + extra <= MASKED_BYTES
+    }
+
+    /// The memory this cache holds: the table, the entries, the buffer's room, the masked texts.
+    #[cfg(test)]
+    fn footprint(&self) -> usize {
+        self.table.allocation_size()
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.texts.capacity()
+            + self.masked
     }
 }
 
@@ -144,6 +203,46 @@ mod tests {
             7
         }
         fn write(&mut self, _: &[u8]) {}
+    }
+
+    /// The cache never holds more than [`SEEN_BYTES`], its table, its buffer's room and the masked
+    /// texts counted, however much is read through it: texts of every size, some masked, twice the
+    /// bound's worth, then one text larger than the bound (not remembered); what was inserted
+    /// last is still answered.
+    #[test]
+    fn never_holds_more_than_its_bound() {
+        let mut seen: Seen = Seen::default();
+        let mut inserted = 0;
+        let mut i = 0usize;
+        while inserted < 2 * SEEN_BYTES {
+            let text = format!("{i:08} {}", "x".repeat(i % 4093));
+            let masked = i.is_multiple_of(7).then(|| {
+                Arc::new(Masked {
+                    text: format!("{i} [redacted:kind] {}", "y".repeat(i % 511)).into(),
+                    masks: vec![
+                        Mask {
+                            raw: 0..1,
+                            shown: 0..1
+                        };
+                        1 + i % 3
+                    ]
+                    .into(),
+                })
+            });
+            seen.insert(&text, masked.clone());
+            assert!(
+                seen.footprint() <= SEEN_BYTES,
+                "{} bytes after {i} texts",
+                seen.footprint()
+            );
+            assert_eq!(seen.get(&text), Some(masked), "{i}");
+            inserted += text.len();
+            i += 1;
+        }
+        let huge = "z".repeat(SEEN_BYTES);
+        seen.insert(&huge, None);
+        assert!(seen.footprint() <= SEEN_BYTES);
+        assert_eq!(seen.get(&huge), None);
     }
 
     /// A hit is the text's own answer, never another's, even when every hash is the same: texts
