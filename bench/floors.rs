@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use copyq_mcp::backend::socket::Call;
 use copyq_mcp::backend::socket::client::{Client, Options};
 use copyq_mcp::backend::socket::path::SocketEnv;
 use copyq_mcp::backend::socket::probe::{Detected, Layout, detect};
@@ -86,99 +87,131 @@ impl Floors {
 
     /// The same calls the gateway's socket backend makes, pipelined as far as they can be.
     pub async fn socket_once(&self, op: &str) {
-        let c = &self.client;
         match op {
-            "list (20 items)" | "item" => {
-                let rows: Vec<i32> = if op == "item" {
-                    vec![5000]
-                } else {
-                    (0..20).collect()
-                };
-                let mut calls = vec![slots::tabs(), slots::browser_length(BIG)];
-                calls.extend(rows.into_iter().map(|r| slots::browser_item_data(BIG, r)));
-                c.call_many(&calls).await.expect("read");
-            }
-            "tree scope:all" => {
-                let tabs = match c.call(&slots::tabs()).await.expect("tabs") {
-                    Value::StringList(t) => t,
-                    _ => Vec::new(),
-                };
-                let mut calls: Vec<_> = tabs.iter().map(|t| slots::browser_length(t)).collect();
-                for t in &tabs {
-                    calls.extend((0..20).map(|r| slots::browser_item_data(t, r)));
-                }
-                c.call_many(&calls).await.expect("tree");
-            }
+            "list (20 items)" => self.rows(BIG, 0..20).await,
+            "item" => self.rows(BIG, 5000..5001).await,
+            "tree scope:all" => self.tree("", 20).await,
             "search 10,000 items" => {
-                let tabs: Vec<String> = match c.call(&slots::tabs()).await.expect("tabs") {
-                    Value::StringList(t) => {
-                        t.into_iter().filter(|t| t.starts_with("mcp/")).collect()
-                    }
-                    _ => Vec::new(),
-                };
-                let ids = c
-                    .call_many(
-                        &tabs
-                            .iter()
-                            .map(|t| slots::create_selection(t))
-                            .collect::<Vec<_>>(),
-                    )
-                    .await
-                    .expect("selections");
-                let mut calls = Vec::new();
-                for id in ids.iter().filter_map(|v| {
-                    if let Value::Int(i) = v {
-                        Some(*i)
-                    } else {
-                        None
-                    }
-                }) {
-                    calls.extend([
-                        slots::selection_select_all(id),
-                        slots::selection_get_items_data(id),
-                        slots::destroy_selection(id),
-                    ]);
-                }
-                let re = regex::RegexBuilder::new("needle \\d+")
-                    .case_insensitive(true)
-                    .build()
-                    .expect("regex");
-                let mut hits = 0;
-                for reply in c.call_many(&calls).await.expect("data") {
-                    if let Value::List(items) = reply {
-                        hits += items
-                            .iter()
-                            .filter_map(Value::as_map)
-                            .filter(|m| {
-                                [
-                                    "text/plain",
-                                    "application/x-copyq-tags",
-                                    "application/x-copyq-item-notes",
-                                ]
-                                .iter()
-                                .any(|k| {
-                                    map_get(m, k)
-                                        .and_then(Value::to_text)
-                                        .is_some_and(|t| re.is_match(&t))
-                                })
-                            })
-                            .count();
-                    }
-                }
-                assert!(hits > 0, "the floor search found nothing");
+                assert!(
+                    self.search("needle \\d+").await > 0,
+                    "the floor search found nothing"
+                )
             }
             _ => self.socket_add().await,
         }
     }
 
+    /// A listing's calls: the tab list, the tab's length and `rows`' data, in one pipelined batch.
+    pub async fn rows(&self, tab: &str, rows: std::ops::Range<i32>) {
+        let mut calls = vec![slots::tabs(), slots::browser_length(tab)];
+        calls.extend(rows.map(|r| slots::browser_item_data(tab, r)));
+        self.client.call_many(&calls).await.expect("read");
+    }
+
+    /// A tree's calls over the tabs whose names start with `prefix`: the tab list, then each tab's
+    /// length and its first `rows` items.
+    pub async fn tree(&self, prefix: &str, rows: i32) {
+        let c = &self.client;
+        let tabs: Vec<String> = match c.call(&slots::tabs()).await.expect("tabs") {
+            Value::StringList(t) => t.into_iter().filter(|t| t.starts_with(prefix)).collect(),
+            _ => Vec::new(),
+        };
+        let mut calls: Vec<_> = tabs.iter().map(|t| slots::browser_length(t)).collect();
+        for t in &tabs {
+            calls.extend((0..rows).map(|r| slots::browser_item_data(t, r)));
+        }
+        c.call_many(&calls).await.expect("tree");
+    }
+
+    /// A search's calls over the `mcp/` tabs: every item's data through one selection per tab,
+    /// matched against `pattern` (case-insensitive) in text, tags and notes. The count of hits.
+    pub async fn search(&self, pattern: &str) -> usize {
+        let c = &self.client;
+        let tabs: Vec<String> = match c.call(&slots::tabs()).await.expect("tabs") {
+            Value::StringList(t) => t.into_iter().filter(|t| t.starts_with("mcp/")).collect(),
+            _ => Vec::new(),
+        };
+        let ids = c
+            .call_many(
+                &tabs
+                    .iter()
+                    .map(|t| slots::create_selection(t))
+                    .collect::<Vec<_>>(),
+            )
+            .await
+            .expect("selections");
+        let mut calls = Vec::new();
+        for id in ids.iter().filter_map(|v| {
+            if let Value::Int(i) = v {
+                Some(*i)
+            } else {
+                None
+            }
+        }) {
+            calls.extend([
+                slots::selection_select_all(id),
+                slots::selection_get_items_data(id),
+                slots::destroy_selection(id),
+            ]);
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()
+            .expect("regex");
+        let mut hits = 0;
+        for reply in c.call_many(&calls).await.expect("data") {
+            if let Value::List(items) = reply {
+                hits += items
+                    .iter()
+                    .filter_map(Value::as_map)
+                    .filter(|m| {
+                        [
+                            "text/plain",
+                            "application/x-copyq-tags",
+                            "application/x-copyq-item-notes",
+                        ]
+                        .iter()
+                        .any(|k| {
+                            map_get(m, k)
+                                .and_then(Value::to_text)
+                                .is_some_and(|t| re.is_match(&t))
+                        })
+                    })
+                    .count();
+            }
+        }
+        hits
+    }
+
+    /// A durable write's floor: `call`, then the unload that saves `tab`, pipelined.
+    pub async fn durable(&self, tab: &str, call: Call) {
+        let calls = [call, slots::unload_tabs(&[tab])];
+        self.client.call_many(&calls).await.expect("write");
+    }
+
+    /// An add of `text` at the top of `tab`, made durable.
+    pub async fn add(&self, tab: &str, text: &str) {
+        let item = vec![("text/plain".to_owned(), Value::bytes(text))];
+        let call = slots::browser_insert(self.layout.map_list, tab, 0, vec![item]);
+        self.durable(tab, call).await;
+    }
+
+    /// An update of row `row`'s text in `tab`, made durable.
+    pub async fn update(&self, tab: &str, row: i32, text: &str) {
+        let item = vec![("text/plain".to_owned(), Value::bytes(text))];
+        let call = slots::browser_change(self.layout.map_list, tab, row, vec![item]);
+        self.durable(tab, call).await;
+    }
+
+    /// A delete of row `row` of `tab`, made durable.
+    pub async fn delete(&self, tab: &str, row: i32) {
+        let call = slots::browser_remove_rows(self.layout.qt, tab, vec![row]);
+        self.durable(tab, call).await;
+    }
+
     /// The floor of a durable add: the insert and the unload that saves it, pipelined.
     pub async fn socket_add(&self) {
-        let tab = "mcp/workspace/floor-add-socket";
-        let item = vec![("text/plain".to_owned(), Value::bytes("benchmark item"))];
-        let calls = [
-            slots::browser_insert(self.layout.map_list, tab, 0, vec![item]),
-            slots::unload_tabs(&[tab]),
-        ];
-        self.client.call_many(&calls).await.expect("add");
+        self.add("mcp/workspace/floor-add-socket", "benchmark item")
+            .await;
     }
 }

@@ -1,15 +1,18 @@
 //! 64 MCP clients (rmcp, Streamable HTTP) mixing reads and writes at once, the workload of the load
 //! test (tests/support/mix.rs), against the release gateway with each backend in turn: calls/s
 //! and each operation's median and p99. Every reply is still checked as the load test checks it,
-//! so a fast wrong answer cannot pass for a fast answer.
+//! so a fast wrong answer cannot pass for a fast answer. Its floor, measured in the same run: the
+//! same mix as raw socket calls by 64 clients of their own (see [`floor`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use copyq_mcp::sandbox::PrivateCopyq;
+use mix::Op;
 use tokio::sync::Barrier;
 
 use super::Gateway;
+use super::floors::Floors;
 #[path = "../tests/support/mix.rs"]
 #[allow(dead_code)] // the load test's checks of the final state are not needed here
 mod mix;
@@ -71,6 +74,67 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
     }
 }
 
+/// The floor of the mix: 64 clients, each with its own connection to CopyQ's socket, make for
+/// each operation the calls the gateway's socket backend makes (reads pipelined; a write as the
+/// change and the unload that saves the tab), in the same pseudo-random order as the gateway's
+/// client of the same number, for the same time. Nothing around them: no HTTP, MCP, tokens,
+/// audit, redaction, save-delay handling or checks of the replies.
+async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration) {
+    reset(copyq);
+    let start = Arc::new(Barrier::new(CLIENTS + 1));
+    let mut tasks = Vec::with_capacity(CLIENTS);
+    for n in 0..CLIENTS {
+        let (f, start) = (Floors::connect(copyq).await, start.clone());
+        tasks.push(tokio::spawn(floor_client(n, f, start)));
+    }
+    start.wait().await;
+    let began = Instant::now();
+    let mut samples = Vec::new();
+    for t in tasks {
+        samples.extend(t.await.expect("a floor client"));
+    }
+    (samples, began.elapsed())
+}
+
+/// One floor client: draws from its generator exactly as `mix::Worker` does (the operation, then
+/// a shared tab, then an index into its own tab), so both runs issue the same sequence.
+async fn floor_client(n: usize, f: Floors, start: Arc<Barrier>) -> Vec<(Op, Duration)> {
+    let mut rng = mix::Rng::for_client(n);
+    let own = format!("mcp/{}", mix::own_tab(n));
+    let (mut own_len, mut seq) = (0usize, 0usize);
+    let mut samples = Vec::new();
+    start.wait().await;
+    let began = Instant::now();
+    while began.elapsed() < RUN_FOR {
+        let op = mix::pick(&mut rng, own_len == 0);
+        let shared = format!("mcp/{}", mix::shared_tab(rng.below(mix::SHARED_TABS)));
+        let i = rng.below(own_len) as i32;
+        seq += 1;
+        let text = format!("load c{n} {seq}");
+        let t = Instant::now();
+        match op {
+            Op::Tree => f.tree("mcp/", 2).await,
+            Op::List => f.rows(&shared, 0..10).await,
+            Op::Search => drop(f.search(&format!("^load c{n} ")).await),
+            Op::Item if own_len == 0 => f.rows(&shared, 0..1).await,
+            Op::Item => f.rows(&own, i..i + 1).await,
+            Op::OutOfBounds => f.rows(&shared, 0..0).await,
+            Op::AddShared => f.add(&shared, &text).await,
+            Op::AddOwn => {
+                f.add(&own, &text).await;
+                own_len += 1;
+            }
+            Op::Update => f.update(&own, i, &text).await,
+            Op::Delete => {
+                f.delete(&own, i).await;
+                own_len -= 1;
+            }
+        }
+        samples.push((op, t.elapsed()));
+    }
+    samples
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -78,6 +142,7 @@ fn ms(d: Duration) -> f64 {
 pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     let cli = run(copyq, "cli").await;
     let socket = run(copyq, "socket").await;
+    let (floor_samples, floor_elapsed) = floor(copyq).await;
     let mut lines = vec![
         String::new(),
         format!(
@@ -85,10 +150,11 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
             RUN_FOR.as_secs()
         ),
         String::new(),
-        "| operation | cli: calls, median / p99 ms | socket: calls, median / p99 ms |".to_owned(),
-        "|---|---|---|".to_owned(),
+        "| operation | cli: calls, median / p99 ms | socket: calls, median / p99 ms | floor (raw socket): calls, median / p99 ms |".to_owned(),
+        "|---|---|---|---|".to_owned(),
     ];
-    let (a, b) = (mix::by_op(&cli.workers), mix::by_op(&socket.workers));
+    let samples = |r: &Run| mix::by_op(r.workers.iter().flat_map(|w| &w.samples));
+    let (a, b, f) = (samples(&cli), samples(&socket), mix::by_op(&floor_samples));
     let cell = |ds: Option<&Vec<Duration>>| match ds {
         Some(ds) if !ds.is_empty() => format!(
             "{}, {:.1} / {:.1}",
@@ -101,9 +167,15 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     for op in a
         .keys()
         .chain(b.keys())
+        .chain(f.keys())
         .collect::<std::collections::BTreeSet<_>>()
     {
-        let line = format!("| {op:?} | {} | {} |", cell(a.get(op)), cell(b.get(op)));
+        let line = format!(
+            "| {op:?} | {} | {} | {} |",
+            cell(a.get(op)),
+            cell(b.get(op)),
+            cell(f.get(op))
+        );
         println!("{line}");
         lines.push(line);
     }
@@ -116,11 +188,22 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
             r.failures.len()
         )
     };
+    let rate = |calls: usize, elapsed: Duration| calls as f64 / elapsed.as_secs_f64();
+    let socket_rate = rate(
+        socket.workers.iter().map(|w| w.samples.len()).sum(),
+        socket.elapsed,
+    );
+    let floor_rate = rate(floor_samples.len(), floor_elapsed);
     lines.push(String::new());
     lines.push(format!(
-        "In all: cli {}; socket {}.",
+        "In all: cli {}; socket {}; floor {} calls, {floor_rate:.0} calls/s.",
         total(&cli),
-        total(&socket)
+        total(&socket),
+        floor_samples.len()
+    ));
+    lines.push(format!(
+        "The socket gateway's throughput is {:.2}x its floor's (target >= 0.8x).",
+        socket_rate / floor_rate
     ));
     for f in cli.failures.iter().chain(&socket.failures).take(3) {
         lines.push(format!("A failure: {f}"));

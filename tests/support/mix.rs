@@ -67,10 +67,15 @@ pub fn own_tab(n: usize) -> String {
 }
 
 /// A small deterministic generator (xorshift64*), so a failing run can be replayed.
-struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    /// Client `n`'s generator: the same sequence for the gateway's clients and the floor's.
+    pub fn for_client(n: usize) -> Rng {
+        Rng(0x9e37_79b9_7f4a_7c15 ^ (n as u64 + 1).wrapping_mul(0x1000_0000_01b3))
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -165,21 +170,27 @@ pub struct Worker {
     pub short_searches: usize,
 }
 
+/// The next operation by the weights of [`MIX`]; with nothing in its own tab, a client adds there
+/// instead of updating or deleting.
+pub fn pick(rng: &mut Rng, own_empty: bool) -> Op {
+    let mut r = rng.below(100) as u64;
+    let op = MIX
+        .iter()
+        .find(|(_, w)| {
+            let hit = r < *w;
+            r = r.saturating_sub(*w);
+            hit
+        })
+        .map_or(Op::Tree, |(op, _)| *op);
+    match op {
+        Op::Update | Op::Delete if own_empty => Op::AddOwn,
+        other => other,
+    }
+}
+
 impl Worker {
     fn pick(&mut self) -> Op {
-        let mut r = self.rng.below(100) as u64;
-        let op = MIX
-            .iter()
-            .find(|(_, w)| {
-                let hit = r < *w;
-                r = r.saturating_sub(*w);
-                hit
-            })
-            .map_or(Op::Tree, |(op, _)| *op);
-        match op {
-            Op::Update | Op::Delete if self.own.is_empty() => Op::AddOwn,
-            other => other,
-        }
+        pick(&mut self.rng, self.own.is_empty())
     }
 
     fn text(&mut self, kind: char) -> String {
@@ -321,10 +332,12 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted.get(at).copied().unwrap_or_default()
 }
 
-/// Each operation's latencies over all `workers`, sorted.
-pub fn by_op(workers: &[Worker]) -> BTreeMap<Op, Vec<Duration>> {
+/// Each operation's latencies over all `samples`, sorted.
+pub fn by_op<'a>(
+    samples: impl IntoIterator<Item = &'a (Op, Duration)>,
+) -> BTreeMap<Op, Vec<Duration>> {
     let mut by_op: BTreeMap<Op, Vec<Duration>> = BTreeMap::new();
-    for (op, d) in workers.iter().flat_map(|w| &w.samples) {
+    for (op, d) in samples {
         by_op.entry(*op).or_default().push(*d);
     }
     for ds in by_op.values_mut() {
@@ -343,7 +356,7 @@ pub async fn run_worker(
     let mut w = Worker {
         n,
         c,
-        rng: Rng(0x9e37_79b9_7f4a_7c15 ^ (n as u64 + 1).wrapping_mul(0x1000_0000_01b3)),
+        rng: Rng::for_client(n),
         seq: 0,
         own: Vec::new(),
         own_touched: false,
