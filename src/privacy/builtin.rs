@@ -11,7 +11,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use base64::Engine;
 
 use super::entropy::{MIN_TOKEN, is_random_token};
-use super::rule::{Gate, Rule, Shapes};
+use super::rule::{Gate, Rule};
+use super::shapes::{Floors, Shapes};
 use super::{PatternError, Span, context, numbers, passwords};
 
 /// The rules of this file; [`super::passwords`] and [`super::context`] add theirs to the set.
@@ -112,6 +113,9 @@ pub struct Builtin {
     words: AhoCorasick,
     word_list: Vec<&'static str>,
     word_rules: Vec<Vec<usize>>,
+    /// The shortest runs a gate or a rule's digits ask for, in a text with a gate word and in
+    /// one without: shorter ones are not measured.
+    floors: [Floors; 2],
     custom: Option<(regex::RegexSet, Vec<regex::Regex>)>,
 }
 
@@ -175,12 +179,17 @@ impl Builtin {
             let each = patterns.iter().map(|p| regex::Regex::new(p));
             Some((set, each.collect::<Result<_, _>>().map_err(bad)?))
         };
+        let floors = [
+            Floors::of(rules.iter().copied(), false),
+            Floors::of(rules.iter().copied(), true),
+        ];
         Ok(Self {
             rules,
             regexes,
             words,
             word_list,
             word_rules,
+            floors,
             custom,
         })
     }
@@ -194,7 +203,10 @@ impl Builtin {
     /// see [`Builtin::new`]): no allocation for the many texts that open none.
     /// `any`: whether `text` may hold a gate word (see [`super::Redactor::spans`]).
     pub fn open(&self, bytes: &[u8], any: bool) -> u64 {
-        let shapes = Shapes::of(bytes);
+        let shapes = Shapes::of(bytes, self.floors[usize::from(any)]);
+        if !any && shapes.none() {
+            return 0;
+        }
         let mut on = 0u64;
         for (i, r) in self.rules.iter().enumerate() {
             if shapes.open(r.gate) {

@@ -11,8 +11,8 @@
 //!   `password:` in chat), and [`context`]: one-time codes, session cookies, signed URLs,
 //!   WireGuard keys. Their rules join `builtin`'s in one `RegexSet` pass.
 //!
-//! A text with no candidate costs one Aho-Corasick pass over both rule sets' words and one byte
-//! loop over its shapes, and comes back borrowed, unchanged.
+//! A text with no candidate costs one Aho-Corasick pass over both rule sets' words and a look at
+//! its shapes ([`shapes`]), and comes back borrowed, unchanged.
 
 mod automata;
 mod builtin;
@@ -26,6 +26,7 @@ mod numbers;
 mod passwords;
 mod rule;
 mod seen;
+mod shapes;
 #[cfg(test)]
 mod tests;
 mod words;
