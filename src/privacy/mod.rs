@@ -34,7 +34,6 @@ mod words;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde::Deserialize;
 
 use seen::{Cursor, Seen};
@@ -106,7 +105,7 @@ pub struct Redactor {
     scratch: Mutex<Vec<Scratch>>,
     /// Both rule sets' words in one automaton: most texts hold none, and one plain search says
     /// so where each set's overlapping search would read the text again.
-    any_word: AhoCorasick,
+    any_word: automata::AnyWord,
 }
 
 #[derive(Default)]
@@ -172,11 +171,8 @@ impl Redactor {
         let gitleaks = vendored()?;
         let builtin = builtin::Builtin::new(patterns)?;
         let words = gitleaks.words().iter().map(String::as_str);
-        let any_word = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(words.chain(builtin.words().iter().copied()))
-            .map_err(|e| PatternError::Rules(e.to_string()))?;
+        let any_word = automata::AnyWord::new(words.chain(builtin.words().iter().copied()))
+            .map_err(PatternError::Rules)?;
         Ok(Self {
             gitleaks,
             builtin,
@@ -188,7 +184,7 @@ impl Redactor {
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
     pub fn spans(&self, text: &str) -> Vec<Span<'_>> {
-        let any = self.any_word.is_match(text);
+        let any = self.any_word.is_match(text.as_bytes());
         let open = self.builtin.open(text.as_bytes(), any);
         if !any && open == 0 && !self.builtin.has_custom() {
             return Vec::new();
