@@ -220,19 +220,29 @@ impl Redactor {
     /// search looks up each of its 10,000 texts, and a lock apiece cost as much as the lookups):
     /// `Some(None)` when it holds nothing to mask (an empty text is always known), `None` for a
     /// text the rules must read. Texts looked up in the order first seen cost a compare each.
+    /// The cache makes room for those it misses, which the rules are about to read.
     pub fn recall<'t>(
         &self,
         texts: impl IntoIterator<Item = &'t str>,
     ) -> Vec<Option<Option<Arc<Masked>>>> {
-        let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let mut at = Cursor::default();
-        texts
+        let (mut missed, mut bytes) = (0, 0);
+        let answers = texts
             .into_iter()
             .map(|t| match t {
                 "" => Some(None),
-                t => seen.get_next(t, &mut at),
+                t => {
+                    let known = seen.get_next(t, &mut at);
+                    if known.is_none() {
+                        (missed, bytes) = (missed + 1, bytes + t.len());
+                    }
+                    known
+                }
             })
-            .collect()
+            .collect();
+        seen.reserve(missed, bytes);
+        answers
     }
 
     /// `text` masked, from the texts seen lately or by the rules (then remembered); `None` when
@@ -242,11 +252,16 @@ impl Redactor {
             return None;
         }
         let seen = || self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(known) = seen().get(text) {
-            return known;
-        }
+        let hash = {
+            let seen = seen();
+            let hash = seen.hash(text);
+            if let Some(known) = seen.get_hashed(text, hash) {
+                return known;
+            }
+            hash
+        };
         let masked = self.masked(text).map(Arc::new);
-        seen().insert(text, masked.clone());
+        seen().insert_hashed(text, hash, masked.clone());
         masked
     }
 

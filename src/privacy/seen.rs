@@ -94,7 +94,20 @@ fn masked_size(masked: &Masked) -> usize {
 impl<S: BuildHasher + Default> Seen<S> {
     /// What `text` became, if it was seen: `Some(None)` when it held nothing to mask.
     pub fn get(&self, text: &str) -> Option<Option<Arc<Masked>>> {
-        self.find(text).map(|i| self.entries[i].masked.clone())
+        self.get_hashed(text, self.hash(text))
+    }
+
+    /// The hash `text` is filed under: a text missed by [`Seen::get_hashed`] and then inserted
+    /// by [`Seen::insert_hashed`] is hashed once (the seed never changes, so a hash taken under
+    /// one lock serves under the next).
+    pub fn hash(&self, text: &str) -> u64 {
+        self.hasher.hash_one(text)
+    }
+
+    /// [`Seen::get`], `hash` being [`Seen::hash`] of `text`.
+    pub fn get_hashed(&self, text: &str, hash: u64) -> Option<Option<Arc<Masked>>> {
+        self.find(text, hash)
+            .map(|i| self.entries[i].masked.clone())
     }
 
     /// As [`Seen::get`], trying first the entry `at` points at (the one first seen after the
@@ -110,7 +123,7 @@ impl<S: BuildHasher + Default> Seen<S> {
             at.resume = None;
             r
         } else {
-            let i = self.find(text)?;
+            let i = self.find(text, self.hash(text))?;
             if i < at.next && at.resume.is_none() {
                 at.resume = Some(at.next);
             }
@@ -120,9 +133,8 @@ impl<S: BuildHasher + Default> Seen<S> {
         Some(self.entries[i].masked.clone())
     }
 
-    /// `text`'s place in [`Seen::entries`].
-    fn find(&self, text: &str) -> Option<usize> {
-        let hash = self.hasher.hash_one(text);
+    /// `text`'s place in [`Seen::entries`]; `hash`: [`Seen::hash`] of it.
+    fn find(&self, text: &str, hash: u64) -> Option<usize> {
         self.table
             .find(hash, |&i| self.text(i) == Some(text))
             .copied()
@@ -135,7 +147,12 @@ impl<S: BuildHasher + Default> Seen<S> {
     }
 
     pub fn insert(&mut self, text: &str, masked: Option<Arc<Masked>>) {
-        if let Some(i) = self.find(text) {
+        self.insert_hashed(text, self.hash(text), masked);
+    }
+
+    /// [`Seen::insert`], `hash` being [`Seen::hash`] of `text`.
+    pub fn insert_hashed(&mut self, text: &str, hash: u64, masked: Option<Arc<Masked>>) {
+        if let Some(i) = self.find(text, hash) {
             // Masked twice at once (two reads of the same text): the same answer.
             let e = &mut self.entries[i];
             self.masked = self.masked - e.masked.as_deref().map_or(0, masked_size)
@@ -166,13 +183,24 @@ impl<S: BuildHasher + Default> Seen<S> {
             self.entries.reserve_exact(grown - self.entries.len());
         }
         self.masked += extra;
-        let hash = self.hasher.hash_one(text);
         let at = self.texts.len()..need;
         self.texts.push_str(text);
         let i = self.entries.len();
         self.entries.push(Entry { hash, at, masked });
         let entries = &self.entries;
         self.table.insert_unique(hash, i, |&i| entries[i].hash);
+    }
+
+    /// Room for `texts` more texts of `bytes` bytes in all, as far as the bound allows: the first
+    /// search inserts 10,000 texts and more at once, and growing the buffer, the entries and the
+    /// table as they came copied each about twice.
+    pub fn reserve(&mut self, texts: usize, bytes: usize) {
+        let texts = texts.min(SEEN_TEXTS.saturating_sub(self.entries.len()));
+        let bytes = bytes.min(TEXT_BYTES.saturating_sub(self.texts.len()));
+        self.texts.reserve_exact(bytes);
+        self.entries.reserve_exact(texts);
+        let entries = &self.entries;
+        self.table.reserve(texts, |&i| entries[i].hash);
     }
 
     /// Whether a text of `len` bytes fits, with `extra` bytes of what it became.
@@ -207,8 +235,8 @@ mod tests {
 
     /// The cache never holds more than [`SEEN_BYTES`], its table, its buffer's room and the masked
     /// texts counted, however much is read through it: texts of every size, some masked, twice the
-    /// bound's worth, then one text larger than the bound (not remembered); what was inserted
-    /// last is still answered.
+    /// bound's worth, room asked for ahead now and then, then one text larger than the bound (not
+    /// remembered); what was inserted last is still answered.
     #[test]
     fn never_holds_more_than_its_bound() {
         let mut seen: Seen = Seen::default();
@@ -230,6 +258,10 @@ mod tests {
                 })
             });
             seen.insert(&text, masked.clone());
+            if i % 97 == 0 {
+                // Room asked for ahead, up to far more than the bound holds.
+                seen.reserve(i * 31, i * 4096);
+            }
             assert!(
                 seen.footprint() <= SEEN_BYTES,
                 "{} bytes after {i} texts",
