@@ -92,7 +92,8 @@ fn masked_size(masked: &Masked) -> usize {
 }
 
 impl<S: BuildHasher + Default> Seen<S> {
-    /// What `text` became, if it was seen: `Some(None)` when it held nothing to mask.
+    /// [`Seen::get_hashed`], hashing `text` itself.
+    #[cfg(test)]
     pub fn get(&self, text: &str) -> Option<Option<Arc<Masked>>> {
         self.get_hashed(text, self.hash(text))
     }
@@ -104,13 +105,14 @@ impl<S: BuildHasher + Default> Seen<S> {
         self.hasher.hash_one(text)
     }
 
-    /// [`Seen::get`], `hash` being [`Seen::hash`] of `text`.
+    /// What `text` became, if it was seen (`Some(None)`: it held nothing to mask); `hash`:
+    /// [`Seen::hash`] of it.
     pub fn get_hashed(&self, text: &str, hash: u64) -> Option<Option<Arc<Masked>>> {
         self.find(text, hash)
             .map(|i| self.entries[i].masked.clone())
     }
 
-    /// As [`Seen::get`], trying first the entry `at` points at (the one first seen after the
+    /// As [`Seen::get_hashed`], trying first the entry `at` points at (the one first seen after the
     /// text found last), then the table. A hit compares the whole text either way. A text found
     /// in the table before that entry (a tag or a note many items share, seen once) leaves the
     /// place it missed to be tried next too, so the items after it are found without the table.
@@ -146,11 +148,13 @@ impl<S: BuildHasher + Default> Seen<S> {
             .and_then(|e| self.texts.get(e.at.clone()))
     }
 
+    /// [`Seen::insert_hashed`], hashing `text` itself.
+    #[cfg(test)]
     pub fn insert(&mut self, text: &str, masked: Option<Arc<Masked>>) {
         self.insert_hashed(text, self.hash(text), masked);
     }
 
-    /// [`Seen::insert`], `hash` being [`Seen::hash`] of `text`.
+    /// Remembers what `text` became; `hash`: [`Seen::hash`] of it.
     pub fn insert_hashed(&mut self, text: &str, hash: u64, masked: Option<Arc<Masked>>) {
         if let Some(i) = self.find(text, hash) {
             // Masked twice at once (two reads of the same text): the same answer.
