@@ -262,7 +262,7 @@ mod tests {
                 })
             });
             seen.insert(&text, masked.clone());
-            if i % 97 == 0 {
+            if i.is_multiple_of(97) {
                 // Room asked for ahead, up to far more than the bound holds.
                 seen.reserve(i * 31, i * 4096);
             }
