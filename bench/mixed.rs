@@ -45,6 +45,10 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
         &[
             ("COPYQ_MCP__COPYQ__TIMEOUT_MS", "120000"),
             ("COPYQ_MCP__LIMITS__REQUEST_TIMEOUT_MS", "120000"),
+            // 64 clients on one address, each with its own HTTP client (a POST and a stream
+            // open at once): above the default per-address cap of 64, which closed some of
+            // them as they connected.
+            ("COPYQ_MCP__LIMITS__MAX_CONNECTIONS_PER_ADDRESS", "1024"),
         ],
     );
     // Every client connects before any waits at the barrier, as in the load test: one that
