@@ -45,21 +45,39 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
         &[
             ("COPYQ_MCP__COPYQ__TIMEOUT_MS", "120000"),
             ("COPYQ_MCP__LIMITS__REQUEST_TIMEOUT_MS", "120000"),
+            // 64 clients on one address, each with its own HTTP client (a POST and a stream
+            // open at once): above the default per-address cap of 64, which closed some of
+            // them as they connected.
+            ("COPYQ_MCP__LIMITS__MAX_CONNECTIONS_PER_ADDRESS", "1024"),
         ],
     );
-    let start = Arc::new(Barrier::new(CLIENTS + 1));
-    let tasks: Vec<_> = (0..CLIENTS)
-        .map(|n| {
-            let (url, token, start) = (gw.url.clone(), gw.token.clone(), start.clone());
-            tokio::spawn(async move {
-                let c = mix::connect(&url, &token).await?;
-                mix::run_worker(n, c, start, (RUN_FOR, usize::MAX)).await
-            })
+    // Every client connects before any waits at the barrier, as in the load test: one that
+    // could not connect left the others (and this run) waiting at it for ever.
+    let connecting: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (url, token) = (gw.url.clone(), gw.token.clone());
+            tokio::spawn(async move { mix::connect(&url, &token).await })
+        })
+        .collect();
+    let (mut clients, mut failures) = (Vec::new(), Vec::new());
+    for (n, c) in connecting.into_iter().enumerate() {
+        match c.await {
+            Ok(Ok(c)) => clients.push((n, c)),
+            Ok(Err(e)) => failures.push(format!("client {n}: {e}")),
+            Err(e) => failures.push(format!("client {n}: {e}")),
+        }
+    }
+    let start = Arc::new(Barrier::new(clients.len() + 1));
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|(n, c)| {
+            let start = start.clone();
+            tokio::spawn(mix::run_worker(n, c, start, (RUN_FOR, usize::MAX)))
         })
         .collect();
     start.wait().await;
     let began = Instant::now();
-    let (mut workers, mut failures) = (Vec::new(), Vec::new());
+    let mut workers = Vec::new();
     for t in tasks {
         match t.await {
             Ok(Ok(w)) => workers.push(w),
@@ -67,6 +85,12 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
             Err(e) => failures.push(e.to_string()),
         }
     }
+    // Progress on stderr: a run that stops short says where.
+    eprintln!(
+        "mixed: {backend} backend done, {} clients ran, {} failed",
+        workers.len(),
+        failures.len()
+    );
     Run {
         workers,
         failures,

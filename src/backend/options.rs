@@ -43,6 +43,9 @@ type Stamp = (SystemTime, u64);
 pub(crate) struct MaxItems {
     file: Option<PathBuf>,
     cached: Mutex<Option<(Stamp, usize)>>,
+    /// Held by the one read that asks CopyQ while nothing is cached: reads that miss meanwhile
+    /// wait for it and take what it cached, instead of each asking CopyQ too.
+    asking: tokio::sync::Mutex<()>,
 }
 
 impl MaxItems {
@@ -52,6 +55,7 @@ impl MaxItems {
         Self {
             file,
             cached: Mutex::new(None),
+            asking: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -64,8 +68,22 @@ impl MaxItems {
     {
         // The stamp is taken before CopyQ is asked: a change in between shows as a new stamp
         // next time.
-        let stamp = self.stamp();
-        let cached = self.get(stamp);
+        let mut stamp = self.stamp();
+        let mut cached = self.get(stamp);
+        // Concurrent misses are folded into one ask. Asking costs CopyQ's one thread ~20 ms, and
+        // 64 writers starting at once each asked: 64 asks queued before the first write's steps
+        // (issue 22: the 64-writer p99). Those that waited look again, with a fresh stamp; if the
+        // first one's ask failed (or the file changed again), the next asks. No file, no cache:
+        // each asks, as before, without waiting.
+        let mut _asking = None;
+        if cached.is_none() && stamp.is_some() {
+            let turn = self.asking.lock().await;
+            stamp = self.stamp();
+            cached = self.get(stamp);
+            if cached.is_none() {
+                _asking = Some(turn);
+            }
+        }
         let (value, asked) = ask(cached.is_none()).await?;
         match (cached, asked) {
             (Some(limit), _) => Ok((value, limit)),
@@ -135,6 +153,55 @@ mod tests {
         std::fs::remove_file(&file).expect("remove");
         assert_eq!(asked(&cache, 7).await, (true, 7), "no file, no cache");
         assert_eq!(asked(&cache, 8).await, (true, 8));
+    }
+
+    /// The 64-writer p99 of issue 22: writers starting at once each asked CopyQ for `maxitems`.
+    #[tokio::test]
+    async fn concurrent_reads_with_nothing_cached_ask_copyq_once() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("copyq.ini");
+        std::fs::write(&file, "[Options]\nmaxitems=200\n").expect("write");
+        let cache = std::sync::Arc::new(MaxItems::new(Some(file)));
+        let asks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let reads: Vec<_> = (0..8)
+            .map(|_| {
+                let (cache, asks) = (cache.clone(), asks.clone());
+                tokio::spawn(async move {
+                    cache
+                        .through(|ask| async move {
+                            if ask {
+                                asks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            }
+                            // CopyQ's answer takes a while: the other reads arrive meanwhile.
+                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                            Ok(((), ask.then_some(200)))
+                        })
+                        .await
+                        .map(|(_, limit)| limit)
+                })
+            })
+            .collect();
+        for read in reads {
+            assert_eq!(read.await.expect("task").expect("read"), 200);
+        }
+        assert_eq!(asks.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_failed_ask_leaves_the_next_read_to_ask() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("copyq.ini");
+        std::fs::write(&file, "[Options]\nmaxitems=200\n").expect("write");
+        let cache = MaxItems::new(Some(file));
+        let failed = cache
+            .through(|_| async { Err::<((), Option<usize>), _>(BackendError::Unavailable) })
+            .await;
+        assert!(
+            matches!(failed, Err(BackendError::Unavailable)),
+            "{failed:?}"
+        );
+        assert_eq!(asked(&cache, 300).await, (true, 300));
+        assert_eq!(asked(&cache, 1).await, (false, 300));
     }
 
     #[tokio::test]
