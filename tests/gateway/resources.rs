@@ -205,7 +205,10 @@ impl Watcher {
     /// The client started, its stdin piped (for `--token -`), not yet waited for.
     fn spawn(sdk: Sdk, url: &str, token: &str, uri: &str) -> Self {
         let mut cmd = command(sdk, url, token);
-        cmd.args(["watch", uri])
+        // The test decides when the watch has gone on long enough (it kills the client): the
+        // client's own 30 s deadline ran out first on a loaded machine, while the test still had
+        // changes to make (CI: a `TimeoutError` in the Python client, then "the client failed").
+        cmd.args(["--timeout", "600", "watch", uri])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("start the client");
@@ -237,16 +240,24 @@ impl Watcher {
 
     /// `change` made until the client tells of an update (a `subscriptions/listen` stream is
     /// acknowledged before the gateway takes the tab's first fingerprint, so the first change
-    /// may come before it), at most `tries` times, then the client's exit.
+    /// may come before it), at most `tries` times, then the client's exit. Each change is given
+    /// up to 10 s to be told (a deep row is seen within a sweep of the tab, a few polls, each a
+    /// `copyq` process on the CLI backend, seconds apiece on a loaded machine); the line ends
+    /// the wait as soon as it comes.
     async fn updated_after(mut self, tries: usize, change: impl Fn()) -> Value {
         tokio::task::block_in_place(|| {
             let mut line = None;
             for _ in 0..tries {
                 change();
-                line = self.next(std::time::Duration::from_secs(3));
+                line = self.next(std::time::Duration::from_secs(10));
                 if line.is_some() {
                     break;
                 }
+            }
+            if line.is_none() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("no update told after {tries} changes");
             }
             let status = self.child.wait().expect("wait");
             assert!(status.success(), "the client failed: {status}");
@@ -284,7 +295,7 @@ async fn a_subscriber_hears_of_a_change_made_in_copyq() {
                     .expect("add in CopyQ");
             };
             assert_eq!(
-                watcher.updated_after(10, add).await,
+                watcher.updated_after(5, add).await,
                 json!({ "updated": WATCHED_URI }),
                 "{backend:?} {sdk:?}"
             );
@@ -329,7 +340,7 @@ async fn a_subscriber_hears_of_edits_deep_in_a_tab_and_past_a_preview() {
             let gw = gateway_for(sdk, backend).await;
             // `resources/subscribe` is answered once the tab's first fingerprint is taken: the
             // first change is seen. A listen stream is not (see `updated_after`).
-            let tries = if sdk == Sdk::PythonModern { 10 } else { 1 };
+            let tries = if sdk == Sdk::PythonModern { 5 } else { 1 };
             for (what, script) in deep_edits() {
                 let watcher = Watcher::start(sdk, &gw.url, &gw.read, DEEP_URI).await;
                 let change = || {
