@@ -75,15 +75,16 @@ impl MaxItems {
         // (issue 22: the 64-writer p99). Those that waited look again, with a fresh stamp; if the
         // first one's ask failed (or the file changed again), the next asks. No file, no cache:
         // each asks, as before, without waiting.
-        let mut _asking = None;
-        if cached.is_none() && stamp.is_some() {
-            let turn = self.asking.lock().await;
-            stamp = self.stamp();
-            cached = self.get(stamp);
-            if cached.is_none() {
-                _asking = Some(turn);
+        let _asking = match cached.is_none() && stamp.is_some() {
+            true => {
+                let turn = self.asking.lock().await;
+                stamp = self.stamp();
+                cached = self.get(stamp);
+                // Held through the ask only by the read that asks.
+                cached.is_none().then_some(turn)
             }
-        }
+            false => None,
+        };
         let (value, asked) = ask(cached.is_none()).await?;
         match (cached, asked) {
             (Some(limit), _) => Ok((value, limit)),
