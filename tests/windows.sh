@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gateway for Windows, built and run here (tests/run.sh's last step): a Debian sid chroot with
-# Debian's rustc + rust-src, mingw-w64 and Wine builds copyq-mcp.exe in the debug profile (std built
+# Debian's rustc + rust-src, mingw-w64 and Wine builds copyq-mcp.exe in the release profile (std built
 # from source with -Zbuild-std, since no registry carries a Windows std for Debian's rustc), then:
 #   1. the lib's unit tests, built as a Windows .exe on the same std and dependencies, run under Wine;
 #   2. the .exe under Wine as a gateway on loopback with the CLI backend, `copyq.command` pointing at
@@ -19,10 +19,12 @@
 #
 #   tests/windows.sh              all of it
 #   SKIP_UNIT=1 tests/windows.sh  without the unit tests
-#   WIN_RELEASE=1 tests/windows.sh  the release profile instead (about an hour from nothing here)
+#   WIN_DEBUG=1 tests/windows.sh  the debug profile instead (faster to rebuild while working on it)
 #
 # Last, the .exe and deploy/windows/README-windows.txt are zipped into
-# target/windows/copyq-mcp-VERSION-windows-x86_64[-debug].zip, the Windows artefact.
+# target/windows/copyq-mcp-VERSION-windows-x86_64.zip, the Windows artefact (-debug before .zip for
+# a WIN_DEBUG build, which is not one to hand out). The unit tests run on the release build too: one
+# std and one set of dependencies for both, and the tests run on the code that is shipped.
 #
 # Environment: WIN_CHROOT (default /var/cache/copyq-mcp-chroots/win-sid), COPYQ_MCP_DEBIAN_MIRROR,
 # WIN_PORT (default 18799; the socket backend's gateway takes the next port).
@@ -40,9 +42,9 @@ RECIPE=1
 TARGET=x86_64-pc-windows-gnu
 STD=std,panic_abort,test
 PORT=${WIN_PORT:-18799}
-PROFILE=(); OUT=/var/cache/win-target/$TARGET/debug; SUFFIX=-debug
-if [[ ${WIN_RELEASE:-0} == 1 ]]; then
-    PROFILE=(--release); OUT=/var/cache/win-target/$TARGET/release; SUFFIX=
+PROFILE=(--release); OUT=/var/cache/win-target/$TARGET/release; SUFFIX=
+if [[ ${WIN_DEBUG:-0} == 1 ]]; then
+    PROFILE=(); OUT=/var/cache/win-target/$TARGET/debug; SUFFIX=-debug
 fi
 # The work dir, under the chroot's /tmp (Wine's Z: drive maps / there, so Z:\tmp\... inside).
 WORK=/tmp/copyq-mcp-windows
