@@ -88,9 +88,9 @@ if [[ $matrix != 0 ]]; then
     timed $sudo bash tests/package/run.sh "$CHROOTS/trixie"
 fi
 
-# Windows: copyq-mcp.exe (debug) built in a Debian sid chroot with mingw-w64 and -Zbuild-std, its unit
-# tests under Wine, and the .exe under Wine as a gateway whose CLI backend runs a stand-in copyq.exe
-# (tests/windows.sh). COPYQ_MCP_WINDOWS=0 skips it.
+# Windows: copyq-mcp.exe (release, zipped as the Windows artefact) built in a Debian sid chroot with
+# mingw-w64 and -Zbuild-std, its unit tests under Wine, and the .exe under Wine as a gateway on both
+# backends' stand-ins (tests/windows.sh). COPYQ_MCP_WINDOWS=0 skips it.
 if [[ $matrix != 0 && ${COPYQ_MCP_WINDOWS:-1} != 0 ]]; then
     timed $sudo bash tests/windows.sh
 fi
