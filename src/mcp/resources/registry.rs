@@ -1,7 +1,7 @@
 //! The live resource subscriptions, by token: how many each token holds (at most
 //! [`MAX_PER_TOKEN`], across its sessions), and the switch that stops each.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -101,11 +101,26 @@ impl Registry {
         recent.get(tab).map(|f| f.sweep.clone()).unwrap_or_default()
     }
 
-    /// Keeps `tab`'s sweep and fingerprint, dropping those no poll has asked for lately.
+    /// Keeps `tab`'s sweep and fingerprint, dropping those of tabs that no subscription follows
+    /// any more and no poll has asked for within `keep`. A followed tab is never dropped, however
+    /// long since its last poll: a subscription polls its tabs one after another, so with many
+    /// tabs on a slow backend a round can outlast `keep`, and a sweep begun again would take a
+    /// deep change made meanwhile for the tab's first state and never tell it.
     pub(super) fn remember(&self, tab: &str, followed: Followed, keep: Duration) {
+        let live = self.followed_tabs();
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        recent.retain(|_, f| f.at.elapsed() < keep);
+        recent.retain(|t, f| f.at.elapsed() < keep || live.contains(t));
         recent.insert(tab.to_owned(), followed);
+    }
+
+    /// The tabs the live subscriptions follow.
+    fn followed_tabs(&self) -> HashSet<String> {
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.values()
+            .flatten()
+            .filter_map(|e| super::parse(&e.key.1))
+            .map(|t| t.tab)
+            .collect()
     }
 
     pub(super) fn forget(&self, token: &str, id: u64) {
@@ -125,6 +140,41 @@ mod tests {
 
     fn key(session: &str, uri: &str) -> (String, String) {
         (session.into(), uri.into())
+    }
+
+    fn followed(fingerprint: u64) -> Followed {
+        Followed {
+            at: Instant::now(),
+            fingerprint: Some(fingerprint),
+            sweep: Sweep::default(),
+        }
+    }
+
+    #[test]
+    fn a_followed_tab_keeps_its_sweep_however_long_since_its_last_poll() {
+        let registry = Registry::default();
+        let (id, _) = registry
+            .add("t", key("s", &super::super::tab_uri("mcp/a")))
+            .expect("under the bound")
+            .expect("new");
+        // A `keep` of zero: every entry is older than it, as after a slow round of polls.
+        registry.remember("mcp/a", followed(1), Duration::ZERO);
+        registry.remember("mcp/b", followed(2), Duration::ZERO);
+        assert_eq!(registry.recent("mcp/a", Duration::MAX), Some(Some(1)));
+        registry.remember("mcp/a", followed(3), Duration::ZERO);
+        assert_eq!(
+            registry.recent("mcp/b", Duration::MAX),
+            None,
+            "a tab nothing follows is dropped once not polled within keep"
+        );
+        registry.forget("t", id);
+        registry.remember("mcp/b", followed(4), Duration::ZERO);
+        assert_eq!(
+            registry.recent("mcp/a", Duration::MAX),
+            None,
+            "once its subscription ends, the tab is dropped too"
+        );
+        assert_eq!(registry.recent("mcp/b", Duration::MAX), Some(Some(4)));
     }
 
     #[test]
