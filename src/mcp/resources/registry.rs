@@ -40,6 +40,8 @@ struct Entry {
     id: u64,
     /// The session (or listen request) and the URI it follows.
     key: (String, String),
+    /// The tab that URI names, parsed once here rather than at every poll.
+    tab: Option<String>,
     stop: CancellationToken,
 }
 
@@ -66,6 +68,7 @@ impl Registry {
         let stop = CancellationToken::new();
         entries.push(Entry {
             id,
+            tab: super::parse(&key.1).map(|t| t.tab),
             key,
             stop: stop.clone(),
         });
@@ -118,8 +121,7 @@ impl Registry {
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         live.values()
             .flatten()
-            .filter_map(|e| super::parse(&e.key.1))
-            .map(|t| t.tab)
+            .filter_map(|e| e.tab.clone())
             .collect()
     }
 
