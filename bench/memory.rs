@@ -2,6 +2,9 @@
 //! after its first calls, after searches of the 10,000-item tab, and under 64 concurrent clients
 //! searching; each as the anonymous memory (heap, stacks) and the mapped files (the binary's pages
 //! touched), from `/proc/PID/smaps_rollup`, so a growth says which of the two it is.
+//! With `COPYQ_MCP_BENCH_BEFORE` naming other builds of the gateway (one path, or several joined
+//! as in `PATH`), each is taken through the same steps after this one, and the table has a column
+//! for each build.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +13,17 @@ use std::time::Duration;
 use copyq_mcp::sandbox::PrivateCopyq;
 use serde_json::json;
 
-use super::{Gateway, post};
+use super::{BIN, Gateway, post};
+
+/// The steps, in the order taken.
+const STEPS: [&str; 6] = [
+    "started, no call yet",
+    "after one tree",
+    "after one search of 10,000 items",
+    "after 31 searches (idle)",
+    "peak under 64 clients (16 searching, 48 reading trees, 3 calls each)",
+    "idle again, 1 s later",
+];
 
 /// `(rss, anonymous)` KiB of `pid`.
 fn rollup(pid: u32) -> (u64, u64) {
@@ -24,16 +37,18 @@ fn rollup(pid: u32) -> (u64, u64) {
     (field("Rss:"), field("Anonymous:"))
 }
 
-fn row(step: &str, (rss, anon): (u64, u64)) -> String {
+/// One reading as "RSS (anonymous + files)" MiB; the peak has the RSS alone (`anon` is `None`).
+fn cell(rss: u64, anon: Option<u64>) -> String {
     let mib = |k: u64| k as f64 / 1024.0;
-    let line = format!(
-        "| {step} | {:.1} | {:.1} | {:.1} |",
-        mib(rss),
-        mib(anon),
-        mib(rss.saturating_sub(anon))
-    );
-    println!("{line}");
-    line
+    match anon {
+        Some(anon) => format!(
+            "{:.1} ({:.1} + {:.1})",
+            mib(rss),
+            mib(anon),
+            mib(rss.saturating_sub(anon))
+        ),
+        None => format!("{:.1}", mib(rss)),
+    }
 }
 
 fn call(args: serde_json::Value) -> serde_json::Value {
@@ -41,31 +56,57 @@ fn call(args: serde_json::Value) -> serde_json::Value {
 }
 
 pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
+    let mut builds = vec![BIN.to_owned()];
+    if let Some(others) = std::env::var_os("COPYQ_MCP_BENCH_BEFORE") {
+        builds.extend(std::env::split_paths(&others).map(|p| p.display().to_string()));
+    }
+    let mut columns = Vec::new();
+    for bin in &builds {
+        columns.push(steps(bin, copyq, http).await);
+    }
+    let mut rows = vec![
+        String::new(),
+        "## Resident memory of the socket gateway, MiB: RSS (anonymous: heap, stacks + files: the binary)"
+            .to_owned(),
+        String::new(),
+        format!("| step | {} |", builds.join(" | ")),
+        format!("|---|{}", "---|".repeat(builds.len())),
+    ];
+    for (i, step) in STEPS.iter().enumerate() {
+        let cells: Vec<&str> = columns.iter().map(|c| c[i].as_str()).collect();
+        rows.push(format!("| {step} | {} |", cells.join(" | ")));
+    }
+    rows
+}
+
+/// The gateway built at `bin` through [`STEPS`], a cell for each.
+async fn steps(bin: &str, copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
     // 64 clients on one address: above the default per-address connection cap.
-    let g = Gateway::start_with(
+    let g = Gateway::start_bin(
+        bin,
         copyq,
         "socket",
         &[("COPYQ_MCP__LIMITS__MAX_CONNECTIONS_PER_ADDRESS", "1024")],
     );
-    let mut rows = vec![
-        String::new(),
-        "## Resident memory of the socket gateway, MiB".to_owned(),
-        String::new(),
-        "| step | RSS | anonymous (heap, stacks) | files (binary) |".to_owned(),
-        "|---|---|---|---|".to_owned(),
-    ];
+    let read = |pid| {
+        let (rss, anon) = rollup(pid);
+        let cell = cell(rss, Some(anon));
+        println!("{bin}: {cell}");
+        cell
+    };
+    let mut cells = Vec::new();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    rows.push(row("started, no call yet", rollup(g.pid())));
+    cells.push(read(g.pid()));
     let tree = call(json!({"mode": "tree", "scope": "all"}));
     post(http, &g.url, Some(&g.token), &tree).await;
-    rows.push(row("after one tree", rollup(g.pid())));
+    cells.push(read(g.pid()));
     let search = call(json!({"mode": "search", "query": "needle \\d+", "scope": "mcp"}));
     post(http, &g.url, Some(&g.token), &search).await;
-    rows.push(row("after one search of 10,000 items", rollup(g.pid())));
+    cells.push(read(g.pid()));
     for _ in 0..30 {
         post(http, &g.url, Some(&g.token), &search).await;
     }
-    rows.push(row("after 31 searches (idle)", rollup(g.pid())));
+    cells.push(read(g.pid()));
     let peak = Arc::new(AtomicU64::new(0));
     let (pid, peak2) = (g.pid(), peak.clone());
     let sampler = tokio::spawn(async move {
@@ -92,11 +133,8 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         c.await.expect("client");
     }
     sampler.abort();
-    rows.push(format!(
-        "| peak under 64 clients (16 searching, 48 reading trees, 3 calls each) | {:.1} | | |",
-        peak.load(Ordering::Relaxed) as f64 / 1024.0
-    ));
+    cells.push(cell(peak.load(Ordering::Relaxed), None));
     tokio::time::sleep(Duration::from_secs(1)).await;
-    rows.push(row("idle again, 1 s later", rollup(g.pid())));
-    rows
+    cells.push(read(g.pid()));
+    cells
 }
