@@ -52,7 +52,15 @@ pub struct ToolState {
     pub images: read::image::ImagePolicy,
     /// The live resource subscriptions (`resources::watch`), bounded per token.
     pub watches: resources::Registry,
+    /// Searches that may hold a whole scope's items at once ([`WHOLE_READS`]).
+    pub(crate) whole_reads: std::sync::Arc<tokio::sync::Semaphore>,
 }
+
+/// How many searches read and match their whole scope at once; the others wait their turn. CopyQ
+/// answers one call at a time, so two keep it and the gateway both busy (one read served while the
+/// other is matched); each more in flight only held one more copy of 10,000 items in memory while
+/// it waited (the 64-client step of the memory bench, `bench/results.md`).
+pub const WHOLE_READS: usize = 2;
 
 /// A tool's reply: its text, and the images sent beside it (MIME type, bytes).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -118,6 +126,7 @@ impl ToolState {
             surface: crate::config::McpSettings::default(),
             images: read::image::ImagePolicy::default(),
             watches: Default::default(),
+            whole_reads: std::sync::Arc::new(tokio::sync::Semaphore::new(WHOLE_READS)),
         }
     }
 

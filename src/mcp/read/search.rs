@@ -36,6 +36,9 @@ pub(super) async fn search(
     (skip, max_items): (usize, usize),
     show: Show,
 ) -> Result<String, ToolError> {
+    // Held until the reply is built: the scope's items are freed before the next search reads.
+    // The semaphore is never closed; were it, the search would go on without a turn.
+    let _turn = tools.whole_reads.acquire().await.ok();
     let pages = scan(tools, tabs, scope, None, None).await?;
     let mut hits = Vec::new();
     for Masked { tab, page, .. } in &pages {

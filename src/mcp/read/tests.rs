@@ -293,3 +293,43 @@ async fn bad_modes_and_parameters() {
         "error|INVALID_PARAM|Parameter 'max_depth' must be between 1 and 10 (got 0)"
     );
 }
+
+#[tokio::test]
+async fn a_search_waits_its_turn_while_the_whole_reads_are_taken() {
+    use std::time::Duration;
+    let tools = tools();
+    let taken = tools
+        .whole_reads
+        .clone()
+        .try_acquire_many_owned(crate::mcp::WHOLE_READS as u32)
+        .expect("every turn free");
+    let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+    // A listing reads a window of one tab: it never waits for a turn.
+    let list = args(json!({"mode": "list", "tab": "info", "max_items": 1}));
+    let listed = tokio::time::timeout(
+        Duration::from_secs(5),
+        super::call(&tools, &Coverage::All, &list),
+    )
+    .await
+    .expect("a listing waited for a search's turn");
+    assert!(listed.is_ok());
+    let search = args(json!({"mode": "search", "query": "TODO"}));
+    let search = super::call(&tools, &Coverage::All, &search);
+    tokio::pin!(search);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut search)
+            .await
+            .is_err(),
+        "a search read its whole scope without a turn"
+    );
+    drop(taken);
+    let reply = tokio::time::timeout(Duration::from_secs(5), search)
+        .await
+        .expect("the search never got its turn")
+        .expect("search");
+    assert!(
+        reply
+            .text
+            .starts_with("mode:search|query:TODO|scope:mcp|results:2\n")
+    );
+}
