@@ -244,7 +244,8 @@ impl Watcher {
     /// up to 10 s to be told (a deep row is seen within a sweep of the tab, a few polls, each a
     /// `copyq` process on the CLI backend, seconds apiece on a loaded machine); the line ends
     /// the wait as soon as it comes.
-    async fn updated_after(mut self, tries: usize, change: impl Fn()) -> Value {
+    /// `what` names the case in a failure (backend, client, edit).
+    async fn updated_after(mut self, what: &str, tries: usize, change: impl Fn()) -> Value {
         tokio::task::block_in_place(|| {
             let mut line = None;
             for _ in 0..tries {
@@ -257,7 +258,7 @@ impl Watcher {
             if line.is_none() {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                panic!("no update told after {tries} changes");
+                panic!("{what}: no update told after {tries} changes");
             }
             let status = self.child.wait().expect("wait");
             assert!(status.success(), "the client failed: {status}");
@@ -295,7 +296,9 @@ async fn a_subscriber_hears_of_a_change_made_in_copyq() {
                     .expect("add in CopyQ");
             };
             assert_eq!(
-                watcher.updated_after(5, add).await,
+                watcher
+                    .updated_after(&format!("{backend:?} {sdk:?}"), 5, add)
+                    .await,
                 json!({ "updated": WATCHED_URI }),
                 "{backend:?} {sdk:?}"
             );
@@ -348,7 +351,9 @@ async fn a_subscriber_hears_of_edits_deep_in_a_tab_and_past_a_preview() {
                     copyq().eval(&script(n), b"").expect("edit in CopyQ");
                 };
                 assert_eq!(
-                    watcher.updated_after(tries, change).await,
+                    watcher
+                        .updated_after(&format!("{backend:?} {sdk:?}: {what}"), tries, change)
+                        .await,
                     json!({ "updated": DEEP_URI }),
                     "{backend:?} {sdk:?}: {what}"
                 );
