@@ -362,6 +362,32 @@ async fn a_subscriber_hears_of_edits_deep_in_a_tab_and_past_a_preview() {
     }
 }
 
+/// Two clients listening with one token (two machines, or a client that reconnects before the
+/// gateway has seen its last stream end) each send their `subscriptions/listen` as request 1 of
+/// their own connection: both are followed. Keyed by the request's id, the second was taken for
+/// the first one again and followed nothing, silently (loaded CI run L8: no update told after 5
+/// changes, a listen started while the previous test case's stream was still being wound up).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_listeners_with_one_token_both_hear_a_change() {
+    const TAB: &str = "mcp/workspace/shared";
+    const URI: &str = "copyq://tab/mcp/workspace/shared";
+    copyq().seed(TAB, &items(&["first"])).expect("seed");
+    let sdk = Sdk::PythonModern;
+    let gw = gateway_for(sdk, BackendKind::Socket).await;
+    let first = Watcher::start(sdk, &gw.url, &gw.read, URI).await;
+    let second = Watcher::start(sdk, &gw.url, &gw.read, URI).await;
+    let add = |n: &str| {
+        copyq()
+            .eval(&format!("tab('{TAB}'); add('added for the {n}')"), b"")
+            .expect("add in CopyQ");
+    };
+    // Each listener may take the first change into its first fingerprint (see `updated_after`).
+    let heard = first.updated_after("the first listener", 5, || add("first"));
+    assert_eq!(heard.await, json!({ "updated": URI }));
+    let heard = second.updated_after("the second listener", 5, || add("second"));
+    assert_eq!(heard.await, json!({ "updated": URI }));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribe_is_announced_only_where_it_can_notify() {
     let with_subscribe = json!({"resources": {"subscribe": true}});

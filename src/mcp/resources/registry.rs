@@ -75,6 +75,12 @@ impl Registry {
         Ok(Some((id, stop)))
     }
 
+    /// A key of its own for one `subscriptions/listen` request, never given twice: what a
+    /// session's id is to `resources/subscribe`.
+    pub(super) fn listen_key(&self) -> String {
+        format!("listen:{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// Stops and forgets `key`'s subscription, if there is one.
     pub(super) fn stop(&self, token: &str, key: &(String, String)) {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
@@ -212,6 +218,16 @@ mod tests {
                 .expect("one freed")
                 .is_some()
         );
+    }
+
+    #[test]
+    fn two_listens_of_one_uri_by_one_token_are_two_subscriptions() {
+        let registry = Registry::default();
+        let uri = super::super::tab_uri("mcp/a");
+        let (one, two) = (registry.listen_key(), registry.listen_key());
+        assert_ne!(one, two);
+        assert!(registry.add("t", key(&one, &uri)).expect("add").is_some());
+        assert!(registry.add("t", key(&two, &uri)).expect("add").is_some());
     }
 
     #[test]

@@ -249,7 +249,9 @@ pub async fn listen(tools: &Arc<ToolState>, context: SubscriptionContext) -> Res
     let ctx = context.request_context();
     let (_, principal) =
         caller(ctx).ok_or_else(|| McpError::resource_not_found("Resource not found", None))?;
-    let listen_id = format!("listen:{:?}", ctx.id);
+    // Its own key, not the request's id: a listen needs no session, so every client's listen is
+    // request 1 or so of its connection, and two of one token at once would be taken for one.
+    let listen_id = tools.watches.listen_key();
     let mut watched = Vec::new();
     let mut ids = Vec::new();
     let stop = ctx.ct.clone();
