@@ -194,8 +194,14 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(read: R, shared: Arc<Shared>
     shared.close(reason);
 }
 
-/// One message (code + payload). The buffer grows only as bytes arrive, so a header that lies
-/// about the length costs nothing.
+/// What a message's buffer starts with, and the least it grows by: a header that lies about the
+/// length costs no more than this until bytes arrive.
+const FIRST_RESERVE: usize = 64 << 10;
+
+/// One message (code + payload). The buffer grows only as bytes arrive, doubling but never past
+/// the announced length: a whole tab's 5 MB reply is held in 5 MB, not the 8 MB a doubling
+/// `read_to_end` ends with (large buffers are `mremap`ped, so a step costs no copy and no second
+/// buffer), and a header that lies about the length costs nothing.
 async fn read_message<R: AsyncRead + Unpin>(
     read: &mut R,
     max_len: usize,
@@ -205,14 +211,21 @@ async fn read_message<R: AsyncRead + Unpin>(
         .await
         .map_err(|e| CloseReason::io(&e))?;
     let len = parse_header(&header, max_len).map_err(CloseReason::Protocol)?;
-    let mut message = Vec::new();
-    let got = read
-        .take(len as u64)
-        .read_to_end(&mut message)
-        .await
-        .map_err(|e| CloseReason::io(&e))?;
-    if got < len {
-        return Err(CloseReason::Eof);
+    let mut message = Vec::with_capacity(len.min(FIRST_RESERVE));
+    let mut rest = read.take(len as u64);
+    while message.len() < len {
+        if message.len() == message.capacity() {
+            let step = message.len().max(FIRST_RESERVE).min(len - message.len());
+            message.reserve_exact(step);
+        }
+        // Reads into the spare capacity only (never past `len`: `take`).
+        let got = rest
+            .read_buf(&mut message)
+            .await
+            .map_err(|e| CloseReason::io(&e))?;
+        if got == 0 {
+            return Err(CloseReason::Eof);
+        }
     }
     Ok(message)
 }
@@ -248,4 +261,52 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
         }
     }
     let _ = write.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::frame::encode_frame;
+    use super::*;
+
+    /// `payload` framed, written to one end of a pipe in small pieces; `read_message` on the other.
+    async fn read_back(frame: Vec<u8>, cut: usize) -> Result<Vec<u8>, CloseReason> {
+        let (mut client, mut server) = tokio::io::duplex(4096);
+        let writer = tokio::spawn(async move {
+            let _ = server.write_all(&frame[..cut.min(frame.len())]).await;
+        });
+        let got = read_message(&mut client, super::super::MAX_FRAME_LEN).await;
+        let _ = writer.await;
+        got
+    }
+
+    #[tokio::test]
+    async fn a_message_is_held_in_exactly_its_length() {
+        for size in [0, 1, 4_000, 100_000, 5_000_001] {
+            let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let frame = encode_frame(9, &payload).expect("frame");
+            let message = read_back(frame, usize::MAX).await.expect("whole");
+            assert_eq!(message.len(), size + 4, "{size}");
+            assert_eq!(&message[4..], &payload[..], "{size}");
+            assert_eq!(
+                message.capacity(),
+                message.len(),
+                "{size}: no room left over"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_header_that_lies_about_the_length_costs_nothing_and_ends_the_connection() {
+        let mut frame = encode_frame(9, &vec![7u8; 100 << 20]).expect("frame");
+        frame.truncate(HEADER_LEN + 10);
+        let (mut client, mut server) = tokio::io::duplex(4096);
+        server.write_all(&frame).await.expect("write");
+        drop(server);
+        let got = read_message(&mut client, super::super::MAX_FRAME_LEN).await;
+        assert!(matches!(got, Err(CloseReason::Eof)), "{got:?}");
+        // Cut short after a few steps of growth: the same.
+        let frame = encode_frame(9, &vec![7u8; 100 << 20]).expect("frame");
+        let got = read_back(frame, 1 << 20).await;
+        assert!(matches!(got, Err(CloseReason::Eof)), "{got:?}");
+    }
 }
