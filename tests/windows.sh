@@ -105,7 +105,7 @@ trap cleanup EXIT
 
 cargo_win() {   # cargo_win SUBCOMMAND ARGS...
     local sub=$1; shift
-    in_chroot "${LTO[@]}" sh -c 'cd /src/copyq-mcp && exec nice -n 10 cargo "$@"' cargo "$sub" "${PROFILE[@]}" --locked \
+    in_chroot "${LTO[@]}" sh -c 'cd /src/copyq-mcp && exec cargo "$@"' cargo "$sub" "${PROFILE[@]}" --locked \
         "-Zbuild-std=$STD" --target "$TARGET" "$@"
 }
 
