@@ -85,6 +85,7 @@ impl Gateway {
             .env("COPYQ_MCP__LIMITS__BURST", "1000000")
             .env("COPYQ_MCP__LOG__LEVEL", "warn")
             .envs(env.iter().copied())
+            .envs(gateway_env())
             .stdout(Stdio::piped())
             .stderr(stderr())
             .spawn()
@@ -111,6 +112,18 @@ impl Gateway {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// `COPYQ_MCP_BENCH_GATEWAY_ENV`: `NAME=VALUE` pairs, space-separated, set for the gateways alone
+/// (not the bench's own clients and floors), e.g. `GLIBC_TUNABLES=glibc.malloc.arena_max=1` to
+/// compare allocator settings run against run with the floors measured alike.
+fn gateway_env() -> Vec<(String, String)> {
+    std::env::var("COPYQ_MCP_BENCH_GATEWAY_ENV")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .collect()
 }
 
 /// The gateways' log: appended to the file `COPYQ_MCP_BENCH_STDERR` names (with `RUST_LOG`, e.g.
