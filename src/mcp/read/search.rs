@@ -1,6 +1,8 @@
 //! `search`: every item of the scope matched in the gateway (linear-time regex over text, note
 //! and tags), then the page of hits asked for, with the fields that matched.
 
+use std::sync::Arc;
+
 use regex::Regex;
 
 use super::query::SearchIn;
@@ -36,12 +38,35 @@ pub(super) async fn search(
     (skip, max_items): (usize, usize),
     show: Show,
 ) -> Result<String, ToolError> {
-    // Held until the reply is built: the scope's items are freed before the next search reads.
-    // The semaphore is never closed; were it, the search would go on without a turn.
-    let _turn = tools.whole_reads.acquire().await.ok();
+    // Held until the scope's items are freed: the next search reads only then. The semaphore is
+    // never closed; were it, the search would go on without a turn.
+    let turn = Arc::clone(&tools.whole_reads).acquire_owned().await.ok();
     let pages = scan(tools, tabs, scope, None, None).await?;
+    let reply = reply(
+        &pages,
+        (query, pattern),
+        scope,
+        within,
+        (skip, max_items),
+        show,
+    );
+    // Freeing 10,000 items and more takes longer than matching them: done on a blocking thread,
+    // with the turn, so that the reply does not wait for it.
+    tokio::task::spawn_blocking(move || drop((pages, turn)));
+    Ok(reply)
+}
+
+/// The reply to a search of `pages`: the header, then the page of hits asked for.
+fn reply(
+    pages: &[Masked],
+    (query, pattern): (&str, &Regex),
+    scope: Scope,
+    within: SearchIn,
+    (skip, max_items): (usize, usize),
+    show: Show,
+) -> String {
     let mut hits = Vec::new();
-    for Masked { tab, page, .. } in &pages {
+    for Masked { tab, page, .. } in pages {
         for (i, it) in page.items.iter().enumerate() {
             let fields = matched_fields(it, pattern, within);
             if !fields.is_empty() {
@@ -77,5 +102,5 @@ pub(super) async fn search(
         }
         lines.push(line);
     }
-    Ok(lines.join("\n"))
+    lines.join("\n")
 }

@@ -332,4 +332,12 @@ async fn a_search_waits_its_turn_while_the_whole_reads_are_taken() {
             .text
             .starts_with("mode:search|query:TODO|scope:mcp|results:2\n")
     );
+    // Its items are freed after the reply, on another thread, and its turn comes back with them.
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while tools.whole_reads.available_permits() < crate::mcp::WHOLE_READS {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("a search kept its turn after its reply");
 }
