@@ -70,6 +70,10 @@ pub fn holds_more(whole: &Whole) -> bool {
 
 /// CopyQ stores tags as one comma-joined string; it drops empty parts and does not trim.
 pub fn split_tags(raw: &str) -> Vec<String> {
+    // Most rows have no tags: no iterator to set up for them (a search splits every row's).
+    if raw.is_empty() {
+        return Vec::new();
+    }
     raw.split(',')
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
