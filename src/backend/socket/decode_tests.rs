@@ -205,6 +205,43 @@ fn a_variant_in_a_variant_is_unwrapped() {
     assert_eq!(decode_value(&nested), Err(DecodeError::TooDeep));
 }
 
+proptest! {
+    /// A `QString` of any UTF-16 units, lone surrogates among them, decodes as Rust's lossy UTF-16
+    /// conversion makes it, ASCII or not (the ASCII shortcut included).
+    #[test]
+    fn strings_decode_as_lossy_utf16(
+        units in prop_oneof![
+            prop::collection::vec(0u16..0x80, 0..40),
+            prop::collection::vec(0u16..0x100, 0..40),
+            // Low bytes ASCII, high bytes anything: not ASCII unless every high byte is 0.
+            prop::collection::vec((0u8..3, 0u8..0x80).prop_map(|(h, l)| u16::from_be_bytes([h, l])), 1..40),
+            prop::collection::vec(any::<u16>(), 0..40),
+        ]
+    ) {
+        let mut bytes = u32::try_from(units.len() * 2).expect("short").to_be_bytes().to_vec();
+        bytes.extend(units.iter().flat_map(|u| u.to_be_bytes()));
+        let mut r = Reader::new(&bytes);
+        prop_assert_eq!(r.string(), Ok(Some(String::from_utf16_lossy(&units))));
+        prop_assert_eq!(r.finish(), Ok(()));
+    }
+}
+
+#[test]
+fn strings_ascii_or_not_decode_whole() {
+    for s in [
+        "",
+        "text/plain",
+        "application/x-copyq-item-notes",
+        "mcp/заметки",
+        "a\u{7f}\u{80}é😀",
+    ] {
+        let bytes = qstring(s);
+        let mut r = Reader::new(&bytes);
+        assert_eq!(r.string(), Ok(Some(s.to_owned())), "{s}");
+        assert_eq!(r.finish(), Ok(()));
+    }
+}
+
 #[test]
 fn lone_surrogates_decode_lossily() {
     let bytes = [0, 0, 0, 10, 0, 0, 0, 0, 2, 0xd8, 0x00];
