@@ -74,7 +74,7 @@ impl Gateway {
             .output()
             .expect("token");
         let token = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let mut child = Command::new(bin)
+        let mut child = wrapped(bin)
             .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
             .arg(data.path())
             .env("COPYQ_MCP__COPYQ__BACKEND", backend)
@@ -111,6 +111,22 @@ impl Gateway {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+}
+
+/// `bin`, run under the command `COPYQ_MCP_BENCH_GATEWAY_WRAP` names (words split on spaces), e.g.
+/// `valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p` to count a gateway's instructions
+/// against a CopyQ of the bench's (dump them with `callgrind_control -d` while it runs).
+fn wrapped(bin: &str) -> Command {
+    let wrap = std::env::var("COPYQ_MCP_BENCH_GATEWAY_WRAP").unwrap_or_default();
+    let mut words = wrap.split_whitespace();
+    match words.next() {
+        Some(first) => {
+            let mut cmd = Command::new(first);
+            cmd.args(words).arg(bin);
+            cmd
+        }
+        None => Command::new(bin),
     }
 }
 
