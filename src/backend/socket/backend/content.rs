@@ -5,12 +5,24 @@
 use std::io::Read;
 
 use super::super::value::{Map, Value};
-use super::{MIME_TEXT, cut};
+use super::{MIME_NOTE, MIME_PASSWORD_HINT, MIME_TAGS, MIME_TEXT, cut};
 use crate::backend::content::{CONTENT_MIMES, Content, Format, HEAD_BYTES, RICH_MIMES, Rich};
 use crate::backend::content::{pixels_of, rich_units};
 
+/// The formats a read takes as text, tags, note and the password-manager hint: none describes
+/// content, none is a rich source (the unit test below holds it).
+const PLAIN_MIMES: [&str; 4] = [MIME_TEXT, MIME_NOTE, MIME_TAGS, MIME_PASSWORD_HINT];
+
 /// What `map` holds beside text, tags and note; `preview` cuts a rich source as the CLI does.
 pub fn content_of(map: &Map, preview: Option<usize>) -> Content {
+    // A row of text, tags, note and hint alone (most rows) has nothing else to describe: no pass
+    // over its formats for it (a search describes every row of every tab).
+    if map
+        .iter()
+        .all(|(mime, _)| PLAIN_MIMES.contains(&mime.as_str()))
+    {
+        return Content::default();
+    }
     let mut content = Content::default();
     for (mime, value) in map {
         if !CONTENT_MIMES.contains(&mime.as_str()) {
@@ -68,4 +80,26 @@ fn describe(mime: &str, value: &Value) -> Option<Format> {
         bytes,
         pixels,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the shortcut for plain rows rests on: none of their formats is a content or a rich
+    /// one, so the whole pass would find nothing in such a row either.
+    #[test]
+    fn plain_rows_describe_no_content() {
+        for mime in PLAIN_MIMES {
+            assert!(!CONTENT_MIMES.contains(&mime), "{mime}");
+            assert!(!RICH_MIMES.contains(&mime), "{mime}");
+        }
+        let plain: Map = vec![
+            (MIME_TEXT.into(), Value::bytes("")),
+            (MIME_TAGS.into(), Value::bytes("a")),
+            (MIME_NOTE.into(), Value::str("n")),
+            (MIME_PASSWORD_HINT.into(), Value::bytes("secret")),
+        ];
+        assert_eq!(content_of(&plain, Some(3)), Content::default());
+    }
 }

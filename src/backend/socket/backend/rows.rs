@@ -17,19 +17,7 @@ pub(super) fn into_map(reply: Option<Value>) -> Map {
 /// text, tags and note move out of the reply (no copy of valid UTF-8); a whole-tab read of 10,000
 /// rows used to copy each twice (the map, then its texts).
 pub(super) fn item_from(mut map: Map, preview: Option<usize>) -> Item {
-    // A row of text, tags and note alone (most rows) has nothing else to describe: no pass over
-    // its formats for one (a search takes apart every row of every tab).
-    let plain = map.iter().all(|(mime, _)| {
-        matches!(
-            mime.as_str(),
-            MIME_TEXT | MIME_NOTE | MIME_TAGS | MIME_PASSWORD_HINT
-        )
-    });
-    let content = if plain {
-        Default::default()
-    } else {
-        content::content_of(&map, preview)
-    };
+    let content = content::content_of(&map, preview);
     let mut item = Item {
         content,
         ..Item::default()
@@ -86,17 +74,6 @@ mod tests {
             ],
             Map::new(),
         ];
-        // What the shortcut for plain rows rests on: none of their formats describes content.
-        for mime in [MIME_TEXT, MIME_NOTE, MIME_TAGS, MIME_PASSWORD_HINT] {
-            assert!(
-                !crate::backend::content::CONTENT_MIMES.contains(&mime),
-                "{mime}"
-            );
-            assert!(
-                !crate::backend::content::RICH_MIMES.contains(&mime),
-                "{mime}"
-            );
-        }
         for map in rows {
             for preview in [None, Some(3)] {
                 let by_ref = item_of(&map);
