@@ -32,7 +32,7 @@ mod tests;
 mod words;
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde::Deserialize;
 
@@ -165,6 +165,36 @@ impl std::fmt::Debug for Redactor {
     }
 }
 
+/// A run of lookups in a redactor's cache, under its lock: see [`Redactor::recall`].
+pub struct Recall<'r> {
+    seen: MutexGuard<'r, Seen>,
+    at: Cursor,
+    missed: usize,
+    bytes: usize,
+}
+
+impl Recall<'_> {
+    /// What `text` became if it was seen lately: `Some(None)` when it holds nothing to mask (an
+    /// empty text is always known), `None` for a text the rules must read.
+    pub fn get(&mut self, text: &str) -> Option<Option<Arc<Masked>>> {
+        if text.is_empty() {
+            return Some(None);
+        }
+        let known = self.seen.get_next(text, &mut self.at);
+        if known.is_none() {
+            self.missed += 1;
+            self.bytes += text.len();
+        }
+        known
+    }
+}
+
+impl Drop for Recall<'_> {
+    fn drop(&mut self) {
+        self.seen.reserve(self.missed, self.bytes);
+    }
+}
+
 impl Redactor {
     /// The vendored rules and the owner's `patterns` (Rust `regex` syntax, kind `custom`).
     pub fn new(patterns: &[String]) -> Result<Self, PatternError> {
@@ -216,33 +246,17 @@ impl Redactor {
             .unwrap_or_default()
     }
 
-    /// What each of `texts` became, for those seen lately, all looked up under one lock (a warm
-    /// search looks up each of its 10,000 texts, and a lock apiece cost as much as the lookups):
-    /// `Some(None)` when it holds nothing to mask (an empty text is always known), `None` for a
-    /// text the rules must read. Texts looked up in the order first seen cost a compare each.
-    /// The cache makes room for those it misses, which the rules are about to read.
-    pub fn recall<'t>(
-        &self,
-        texts: impl IntoIterator<Item = &'t str>,
-    ) -> Vec<Option<Option<Arc<Masked>>>> {
-        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut at = Cursor::default();
-        let (mut missed, mut bytes) = (0, 0);
-        let answers = texts
-            .into_iter()
-            .map(|t| match t {
-                "" => Some(None),
-                t => {
-                    let known = seen.get_next(t, &mut at);
-                    if known.is_none() {
-                        (missed, bytes) = (missed + 1, bytes + t.len());
-                    }
-                    known
-                }
-            })
-            .collect();
-        seen.reserve(missed, bytes);
-        answers
+    /// Lookups of the texts seen lately, all under one lock until the [`Recall`] is dropped: a
+    /// warm search looks up each of its 10,000 texts, and a lock apiece cost as much as the
+    /// lookups. Texts looked up in the order first seen cost a compare each. Dropped, it makes
+    /// room in the cache for those it missed, which the rules are about to read.
+    pub fn recall(&self) -> Recall<'_> {
+        Recall {
+            seen: self.seen.lock().unwrap_or_else(PoisonError::into_inner),
+            at: Cursor::default(),
+            missed: 0,
+            bytes: 0,
+        }
     }
 
     /// `text` masked, from the texts seen lately or by the rules (then remembered); `None` when

@@ -2,18 +2,17 @@
 //! whole first: masking first and cutting after is the rule, and a second read is what it costs.
 
 use crate::clipboard::PREVIEW_CHARS;
-use crate::privacy::Redactor;
+use crate::privacy::Mask;
 
-/// Whether `text`, which CopyQ may have cut, must be read again whole before its preview is cut
-/// from it: when the preview of the masked text draws on anything past the part of the raw text
+/// Whether `text`, which CopyQ may have cut and in which a redactor put `masks`, must be read
+/// again whole before its preview is cut from it: when the preview of the masked text draws on anything past the part of the raw text
 /// an unmasked preview reads (its first [`PREVIEW_CHARS`] + 1 characters, line breaks collapsed).
 /// A mask that shortens the text (a long key) pulls later text into the preview, possibly a
 /// secret the cut split; a mask that reaches past that part may end elsewhere in the whole text.
 /// Masks within it that leave the preview as long or longer (a password, a short token) change
 /// nothing the cut could: the preview is then as sure as an unmasked one, and the page is not
 /// read a second time.
-pub(super) fn read_whole(r: &Redactor, text: &str) -> bool {
-    let masks = r.masks_remembered(text);
+pub(super) fn read_whole(masks: &[Mask], text: &str) -> bool {
     if masks.is_empty() {
         return false;
     }
@@ -63,6 +62,12 @@ fn flat_end(s: &str, n: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::clipboard::preview;
+    use crate::privacy::Redactor;
+
+    /// [`read_whole`] with the masks `r` puts in `text`.
+    fn whole(r: &Redactor, text: &str) -> bool {
+        read_whole(&r.masks_remembered(text), text)
+    }
 
     fn r() -> Redactor {
         Redactor::new(&[]).expect("rules")
@@ -87,12 +92,12 @@ mod tests {
         let prose = "and then some words about the deploy that follows it. ".repeat(8);
         let text = format!("PGPASSWORD=Barsik1987 psql -h db -U app\n{prose}");
         let c = cut(&text);
-        assert!(!read_whole(&r, &c));
+        assert!(!whole(&r, &c));
         // The preview is what masking the whole text and cutting it after gives.
         assert_eq!(preview(&r.redact(&c)), preview(&r.redact(&text)));
         assert!(preview(&r.redact(&c)).starts_with("PGPASSWORD=[redacted:"));
         // Nothing masked: nothing to read again.
-        assert!(!read_whole(&r, &cut(&prose)));
+        assert!(!whole(&r, &cut(&prose)));
     }
 
     #[test]
@@ -106,21 +111,21 @@ mod tests {
         let text = format!("{block} key AKIAQYLPMN5HTIQR7WDG and more");
         let c = cut(&text);
         assert!(!c.contains("AKIAQYLPMN5HTIQR7WDG") && c.contains("AKIAQ"));
-        assert!(read_whole(&r, &c));
+        assert!(whole(&r, &c));
         // A mask that starts within the part an unmasked preview reads and ends past it.
         let header = format!(
             "{}Authorization: Bearer {}",
             "w ".repeat(20),
             "a1".repeat(200)
         );
-        assert!(read_whole(&r, &cut(&header)));
+        assert!(whole(&r, &cut(&header)));
         // One that starts past it changes nothing in the preview.
         let later = format!(
             "{}Authorization: Bearer {}",
             "w ".repeat(50),
             "a1".repeat(200)
         );
-        assert!(!read_whole(&r, &cut(&later)));
+        assert!(!whole(&r, &cut(&later)));
         assert_eq!(preview(&r.redact(&cut(&later))), preview(&later));
     }
 

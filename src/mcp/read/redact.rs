@@ -5,7 +5,6 @@
 //! text. Versions of items holding a mask are keyed hashes (see [`crate::mcp::mask`]).
 
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::Arc;
 
 use super::cut::read_whole;
@@ -34,18 +33,16 @@ fn maybe_cut(text: &str, budget: Option<usize>) -> bool {
     budget.is_some_and(|b| text.encode_utf16().count() + 1 >= b)
 }
 
-/// One item of a read to mask, and what masking it found.
+/// One item of a read the rules must mask (the cache did not remember all its texts), and what
+/// masking it found.
 struct Job<'a> {
     page: usize,
     /// The item's index in its page.
     index: usize,
     /// The tab's full name (an item's version is keyed to it).
     name: &'a str,
-    redactor: Option<&'a Redactor>,
+    redactor: &'a Redactor,
     it: &'a mut Item,
-    /// Where the answers for the item's texts sit in what [`recall`] found, when the cache
-    /// remembered every one.
-    known: Option<Range<usize>>,
     /// The item as read, when its preview is unsure (see [`Masked::unsure`]).
     unsure: Option<Item>,
     version: Option<String>,
@@ -56,9 +53,14 @@ type Answer = Option<Option<Arc<MaskedText>>>;
 
 /// Each page of a read as the caller may see it: password-manager items hidden whole, in every
 /// mode; the rest masked if the mode covers the tab. `budget`: the cut the pages were read with;
-/// `versions`: whether to compute them. The items are independent, so a read with many to mask
-/// (the first search after start masks a whole history) shares them among threads
-/// ([`parallel::for_each`]); each comes out as it would alone.
+/// `versions`: whether to compute them.
+///
+/// Each item is shown here and now, in one pass under one lock of the redactor's cache, when
+/// nothing is left for the rules to read: a tab the mode does not mask, a password manager's
+/// item, an item whose every text the cache remembers (a warm search of a whole history, where
+/// a job apiece cost more than the lookups). The rest, the items the rules must read (the first
+/// search after start masks a whole history), are independent, so are shared among threads when
+/// there are many ([`parallel::for_each`]); each comes out as it would alone.
 pub(super) fn mask_pages(
     tools: &ToolState,
     pages: Vec<TabPage>,
@@ -72,60 +74,80 @@ pub(super) fn mask_pages(
             if let Some(r) = tools.privacy.redactor_for(tab.external) {
                 mask(r, &mut tab.shown);
             }
+            let versions = if versions {
+                vec![String::new(); page.items.len()]
+            } else {
+                Vec::new()
+            };
             Masked {
                 tab,
                 page,
-                versions: Vec::new(),
+                versions,
                 unsure: Vec::new(),
             }
         })
         .collect();
+    let key = &tools.version_key;
     let mut jobs = Vec::new();
+    let mut recall = None;
+    // The answers for the item at hand, in [`item_texts`]' order.
+    let mut answers: Vec<Answer> = Vec::new();
     for (page, m) in out.iter_mut().enumerate() {
         let redactor = tools.privacy.redactor_for(m.tab.external);
         if redactor.is_none() {
-            // Nothing to mask in this tab: each item shown as it is (a password manager's hidden,
-            // a derived text filled in) here and now, without a job, a lookup or a thread (a
-            // search of 10,000 unmasked items spent more on jobs than on matching them).
-            for (index, it) in m.page.items.iter_mut().enumerate() {
-                let (unsure, version) =
-                    mask_one(&tools.version_key, &m.page.name, None, budget, versions, it);
-                m.unsure.extend(unsure.map(|raw| (index, raw)));
-                m.versions.extend(version);
-            }
-            continue;
+            // Not held over a tab that needs no lookups.
+            recall = None;
         }
+        let name = m.page.name.as_str();
         for (index, it) in m.page.items.iter_mut().enumerate() {
-            jobs.push(Job {
-                page,
-                index,
-                name: &m.page.name,
-                redactor,
-                it,
-                known: None,
-                unsure: None,
-                version: None,
-            });
+            let rules = match redactor {
+                Some(r) if !it.secret => {
+                    // A text derived from a source (HTML, a file list) is not read yet.
+                    let derived = it.text.is_empty() && it.content.rich.is_some();
+                    let recall = recall.get_or_insert_with(|| r.recall());
+                    answers.clear();
+                    if !derived {
+                        answers.extend(item_texts(it).map(|t| recall.get(t)));
+                    }
+                    if derived || answers.iter().any(Option::is_none) {
+                        jobs.push(Job {
+                            page,
+                            index,
+                            name,
+                            redactor: r,
+                            it,
+                            unsure: None,
+                            version: None,
+                        });
+                        continue;
+                    }
+                    Some((r, Some(answers.as_slice())))
+                }
+                Some(r) => Some((r, None)),
+                None => None,
+            };
+            let (unsure, version) = mask_one(key, name, rules, budget, versions, it);
+            m.unsure.extend(unsure.map(|raw| (index, raw)));
+            if let (Some(v), Some(slot)) = (version, m.versions.get_mut(index)) {
+                *slot = v;
+            }
         }
     }
-    let answers = recall(&mut jobs);
-    let weight = jobs
-        .iter()
-        .filter(|j| j.redactor.is_some() && j.known.is_none() && !j.it.secret)
-        .count();
-    parallel::for_each(&mut jobs, weight, |j| {
-        let known = j.known.clone().map(|at| &answers[at]);
-        let (unsure, version) = mask_one(
-            &tools.version_key,
+    // The rules' own lookups (and the threads') take the lock one text at a time.
+    drop(recall);
+    if jobs.is_empty() {
+        return out;
+    }
+    parallel::for_each(&mut jobs, |j| {
+        (j.unsure, j.version) = mask_one(
+            key,
             j.name,
-            j.redactor.map(|r| (r, known)),
+            Some((j.redactor, None)),
             budget,
             versions,
             j.it,
         );
-        (j.unsure, j.version) = (unsure, version);
     });
-    // In page and row order, as the jobs were made.
     let found: Vec<(usize, usize, Option<Item>, Option<String>)> = jobs
         .into_iter()
         .map(|j| (j.page, j.index, j.unsure, j.version))
@@ -133,40 +155,15 @@ pub(super) fn mask_pages(
     for (page, index, unsure, version) in found {
         let m = &mut out[page];
         m.unsure.extend(unsure.map(|raw| (index, raw)));
-        m.versions.extend(version);
-    }
-    out
-}
-
-/// Each job's texts as the cache remembers them, all looked up under one lock, in the order
-/// [`mask_item`] masks them: a warm read (a search of the whole history again) then costs one
-/// lock, where a lock a text cost as much as the lookups. A job whose texts are all remembered
-/// gets [`Job::known`], where its answers sit in what this returns; the others are masked by
-/// [`show`]. Items hidden whole and those whose text is derived from a source are left to it.
-fn recall(jobs: &mut [Job]) -> Vec<Answer> {
-    let Some(r) = jobs.iter().find_map(|j| j.redactor) else {
-        return Vec::new();
-    };
-    let mine = |j: &Job| {
-        j.redactor.is_some_and(|o| std::ptr::eq(o, r))
-            && !j.it.secret
-            && !(j.it.text.is_empty() && j.it.content.rich.is_some())
-    };
-    let texts = jobs
-        .iter()
-        .filter(|j| mine(j))
-        .flat_map(|j| item_texts(j.it));
-    let answers = r.recall(texts);
-    let mut at = 0;
-    for j in jobs.iter_mut().filter(|j| mine(j)) {
-        let n = item_texts(j.it).count();
-        let range = at..at + n;
-        at += n;
-        if answers[range.clone()].iter().all(Option::is_some) {
-            j.known = Some(range);
+        if let (Some(v), Some(slot)) = (version, m.versions.get_mut(index)) {
+            *slot = v;
         }
     }
-    answers
+    // In row order, as a read again asks for them.
+    for m in &mut out {
+        m.unsure.sort_by_key(|(index, _)| *index);
+    }
+    out
 }
 
 /// The texts of `it` that [`mask_item`] masks, in its order.
@@ -190,10 +187,21 @@ fn mask_one(
     let raw = versions.then(|| it.clone());
     // A text derived from a source the read cut may have lost a secret's tail the same way.
     let derives = it.text.is_empty() && it.content.rich.is_some() && budget.is_some();
-    let needs_whole = |s: &str| {
-        maybe_cut(s, budget) && redactor.is_some_and(|(r, _)| !it.secret && read_whole(r, s))
+    // Whether the item's text (0) or note (1), cut by the read, must be read whole: asked of
+    // the cache's answer when it gave one (its lock is then held, so not asked again).
+    let needs_whole = |i: usize, s: &str| {
+        maybe_cut(s, budget)
+            && !it.secret
+            && match redactor {
+                Some((_, Some(known))) => match known.get(i) {
+                    Some(Some(Some(m))) => read_whole(&m.masks, s),
+                    _ => false,
+                },
+                Some((r, None)) => read_whole(&r.masks_remembered(s), s),
+                None => false,
+            }
     };
-    let cut = needs_whole(&it.text) || needs_whole(&it.note);
+    let cut = needs_whole(0, &it.text) || needs_whole(1, &it.note);
     let before = (cut || derives).then(|| it.clone());
     let changed = match redactor {
         Some((_, Some(known))) => {
@@ -402,7 +410,28 @@ mod tests {
             total: items.len(),
             items: items.to_vec(),
         };
-        let got = super::mask_pages(&t, vec![page("a"), page("mcp/b")], budget, true);
+        // A third of the texts seen before: the cache answers for some items (shown at once) and
+        // not others (given to the rules, on threads); then all of them, read again.
+        let some: Vec<Item> = items.iter().step_by(3).cloned().collect();
+        let seen = crate::backend::TabPage {
+            name: "a".into(),
+            total: some.len(),
+            items: some,
+        };
+        super::mask_pages(&t, vec![seen], budget, true);
+        for _ in 0..2 {
+            let got = super::mask_pages(&t, vec![page("a"), page("mcp/b")], budget, true);
+            each_as_alone(&t, mode, items, budget, got);
+        }
+    }
+
+    fn each_as_alone(
+        t: &ToolState,
+        mode: Redact,
+        items: &[Item],
+        budget: Option<usize>,
+        got: Vec<super::Masked>,
+    ) {
         assert_eq!(got.len(), 2);
         for m in got {
             let r = t.privacy.redactor_for(m.tab.external);
