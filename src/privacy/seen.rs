@@ -117,13 +117,16 @@ impl<S: BuildHasher + Default> Seen<S> {
     /// in the table before that entry (a tag or a note many items share, seen once) leaves the
     /// place it missed to be tried next too, so the items after it are found without the table.
     pub fn get_next(&self, text: &str, at: &mut Cursor) -> Option<Option<Arc<Masked>>> {
-        let is = |i: usize| self.text(i) == Some(text);
+        let is = |i: usize| self.text(i) == Some(text.as_bytes());
         let i = if is(at.next) {
             at.resume = None;
             at.next
         } else if let Some(r) = at.resume.filter(|&r| is(r)) {
             at.resume = None;
             r
+        } else if self.entries.is_empty() {
+            // Nothing seen yet (the first search after start): no text to hash.
+            return None;
         } else {
             let i = self.find(text, self.hash(text))?;
             if i < at.next && at.resume.is_none() {
@@ -138,14 +141,15 @@ impl<S: BuildHasher + Default> Seen<S> {
     /// `text`'s place in [`Seen::entries`]; `hash`: [`Seen::hash`] of it.
     fn find(&self, text: &str, hash: u64) -> Option<usize> {
         self.table
-            .find(hash, |&i| self.text(i) == Some(text))
+            .find(hash, |&i| self.text(i) == Some(text.as_bytes()))
             .copied()
     }
 
-    fn text(&self, i: usize) -> Option<&str> {
+    /// Entry `i`'s text, as bytes: compared whole, so no need to find its characters' bounds.
+    fn text(&self, i: usize) -> Option<&[u8]> {
         self.entries
             .get(i)
-            .and_then(|e| self.texts.get(e.at.clone()))
+            .and_then(|e| self.texts.as_bytes().get(e.at.clone()))
     }
 
     /// [`Seen::insert_hashed`], hashing `text` itself.
