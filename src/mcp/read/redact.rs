@@ -33,6 +33,10 @@ fn maybe_cut(text: &str, budget: Option<usize>) -> bool {
     budget.is_some_and(|b| text.encode_utf16().count() + 1 >= b)
 }
 
+/// The most items a read shows under one lock of the redactor's cache: a warm search of 10,000
+/// items holds it about 2 ms in all, and a listing read meanwhile waits at most for this many.
+const HELD_ITEMS: usize = 1_000;
+
 /// One item of a read the rules must mask (the cache did not remember all its texts), and what
 /// masking it found.
 struct Job<'a> {
@@ -55,12 +59,13 @@ type Answer = Option<Option<Arc<MaskedText>>>;
 /// mode; the rest masked if the mode covers the tab. `budget`: the cut the pages were read with;
 /// `versions`: whether to compute them.
 ///
-/// Each item is shown here and now, in one pass under one lock of the redactor's cache, when
-/// nothing is left for the rules to read: a tab the mode does not mask, a password manager's
-/// item, an item whose every text the cache remembers (a warm search of a whole history, where
-/// a job apiece cost more than the lookups). The rest, the items the rules must read (the first
-/// search after start masks a whole history), are independent, so are shared among threads when
-/// there are many ([`parallel::for_each`]); each comes out as it would alone.
+/// Each item is shown here and now, in one pass under the lock of the redactor's cache (let go
+/// every [`HELD_ITEMS`] items), when nothing is left for the rules to read: a tab the mode does
+/// not mask, a password manager's item, an item whose every text the cache remembers (a warm
+/// search of a whole history, where a job apiece cost more than the lookups). The rest, the items
+/// the rules must read (the first search after start masks a whole history), are independent, so
+/// are shared among threads when there are many ([`parallel::for_each`]); each comes out as it
+/// would alone.
 pub(super) fn mask_pages(
     tools: &ToolState,
     pages: Vec<TabPage>,
@@ -90,6 +95,8 @@ pub(super) fn mask_pages(
     let key = &tools.version_key;
     let mut jobs = Vec::new();
     let mut recall = None;
+    // Items looked up under the lock held now.
+    let mut held = 0;
     // The answers for the item at hand, in [`item_texts`]' order.
     let mut answers: Vec<Answer> = Vec::new();
     for (page, m) in out.iter_mut().enumerate() {
@@ -104,6 +111,11 @@ pub(super) fn mask_pages(
                 Some(r) if !it.secret => {
                     // A text derived from a source (HTML, a file list) is not read yet.
                     let derived = it.text.is_empty() && it.content.rich.is_some();
+                    if held == HELD_ITEMS {
+                        // Let another read's lookups in.
+                        (recall, held) = (None, 0);
+                    }
+                    held += 1;
                     let recall = recall.get_or_insert_with(|| r.recall());
                     answers.clear();
                     if !derived {
