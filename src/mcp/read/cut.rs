@@ -5,13 +5,13 @@ use crate::clipboard::PREVIEW_CHARS;
 use crate::privacy::Mask;
 
 /// Whether `text`, which CopyQ may have cut and in which a redactor put `masks`, must be read
-/// again whole before its preview is cut from it: when the preview of the masked text draws on anything past the part of the raw text
-/// an unmasked preview reads (its first [`PREVIEW_CHARS`] + 1 characters, line breaks collapsed).
-/// A mask that shortens the text (a long key) pulls later text into the preview, possibly a
-/// secret the cut split; a mask that reaches past that part may end elsewhere in the whole text.
-/// Masks within it that leave the preview as long or longer (a password, a short token) change
-/// nothing the cut could: the preview is then as sure as an unmasked one, and the page is not
-/// read a second time.
+/// again whole before its preview is cut from it: when the preview of the masked text draws on
+/// anything past the part of the raw text an unmasked preview reads (its first
+/// [`PREVIEW_CHARS`] + 1 characters, line breaks collapsed). A mask that shortens the text (a
+/// long key) pulls later text into the preview, possibly a secret the cut split; a mask that
+/// reaches past that part may end elsewhere in the whole text. Masks within it that leave the
+/// preview as long or longer (a password, a short token) change nothing the cut could: the
+/// preview is then as sure as an unmasked one, and the page is not read a second time.
 pub(super) fn read_whole(masks: &[Mask], text: &str) -> bool {
     if masks.is_empty() {
         return false;
