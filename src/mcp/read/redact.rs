@@ -28,6 +28,20 @@ pub(super) struct Masked {
     pub unsure: Vec<(usize, Item)>,
 }
 
+/// What [`mask_one`] found of row `index`, put in its page's [`Masked::unsure`] and
+/// [`Masked::versions`] (the fields, not the page: its items may still be borrowed).
+fn put(
+    unsure: &mut Vec<(usize, Item)>,
+    versions: &mut [String],
+    index: usize,
+    (raw, version): (Option<Item>, Option<String>),
+) {
+    unsure.extend(raw.map(|raw| (index, raw)));
+    if let (Some(v), Some(slot)) = (version, versions.get_mut(index)) {
+        *slot = v;
+    }
+}
+
 /// Whether CopyQ may have cut `text` to `budget` UTF-16 units.
 fn maybe_cut(text: &str, budget: Option<usize>) -> bool {
     budget.is_some_and(|b| text.encode_utf16().count() + 1 >= b)
@@ -138,11 +152,8 @@ pub(super) fn mask_pages(
                 Some(r) => Some((r, None)),
                 None => None,
             };
-            let (unsure, version) = mask_one(key, name, rules, budget, versions, it);
-            m.unsure.extend(unsure.map(|raw| (index, raw)));
-            if let (Some(v), Some(slot)) = (version, m.versions.get_mut(index)) {
-                *slot = v;
-            }
+            let shown = mask_one(key, name, rules, budget, versions, it);
+            put(&mut m.unsure, &mut m.versions, index, shown);
         }
     }
     // The rules' own lookups (and the threads') take the lock one text at a time.
@@ -160,16 +171,13 @@ pub(super) fn mask_pages(
             j.it,
         );
     });
-    let found: Vec<(usize, usize, Option<Item>, Option<String>)> = jobs
+    let found: Vec<_> = jobs
         .into_iter()
-        .map(|j| (j.page, j.index, j.unsure, j.version))
+        .map(|j| (j.page, j.index, (j.unsure, j.version)))
         .collect();
-    for (page, index, unsure, version) in found {
+    for (page, index, shown) in found {
         let m = &mut out[page];
-        m.unsure.extend(unsure.map(|raw| (index, raw)));
-        if let (Some(v), Some(slot)) = (version, m.versions.get_mut(index)) {
-            *slot = v;
-        }
+        put(&mut m.unsure, &mut m.versions, index, shown);
     }
     // In row order, as a read again asks for them.
     for m in &mut out {
