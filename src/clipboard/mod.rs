@@ -11,5 +11,5 @@ mod version;
 pub use content::{derive_text, descriptor};
 pub use coverage::Coverage;
 pub use path::{MCP_PREFIX, PathError, Roots, Scope, TabRef, is_mcp_tab, read_address, tab_depth};
-pub use preview::{PREVIEW_CHARS, flatten, preview};
+pub use preview::{PREVIEW_CHARS, flatten, preview, push_preview};
 pub use version::version;

@@ -2,7 +2,7 @@
 //! `[tag,tag]` lists and the `+note` marker.
 
 use crate::backend::Item;
-use crate::clipboard::{PREVIEW_CHARS, TabRef, preview};
+use crate::clipboard::{PREVIEW_CHARS, TabRef, push_preview};
 
 /// UTF-16 units to fetch for a preview: enough that a cut is still detectable after line breaks
 /// collapse (`\r\n` is two units and one character; so is a surrogate pair).
@@ -19,11 +19,34 @@ pub struct Show {
 }
 
 pub fn quoted(text: &str) -> String {
-    format!("\"{}\"", preview(text))
+    let mut out = String::with_capacity(text.len().min(PREVIEW_CHARS * 4) + 2);
+    push_quoted(&mut out, text);
+    out
+}
+
+/// [`quoted`], appended to `out`.
+pub fn push_quoted(out: &mut String, text: &str) {
+    out.push('"');
+    push_preview(out, text);
+    out.push('"');
 }
 
 pub fn tag_list(tags: &[String]) -> String {
-    format!("[{}]", tags.join(","))
+    let mut out = String::new();
+    push_tag_list(&mut out, tags);
+    out
+}
+
+/// [`tag_list`], appended to `out`.
+pub fn push_tag_list(out: &mut String, tags: &[String]) {
+    out.push('[');
+    for (i, tag) in tags.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(tag);
+    }
+    out.push(']');
 }
 
 /// `|content:...` for an item holding more than plain text (see [`crate::clipboard::descriptor`]),
@@ -37,20 +60,31 @@ pub fn content_field(item: &Item) -> String {
 
 /// The `|`-joined fields of an item in a listing: what it holds beyond plain text, preview, tags,
 /// then the note or its marker, and `version` when the listing shows versions.
+#[cfg(test)]
 pub fn item_fields(item: &Item, show: Show, version: Option<&str>) -> String {
-    let mut out = content_field(item);
+    let mut out = String::new();
+    push_item_fields(&mut out, item, show, version);
+    out
+}
+
+/// [`item_fields`], appended to `out`: a tree or a listing writes all its lines into one string.
+pub fn push_item_fields(out: &mut String, item: &Item, show: Show, version: Option<&str>) {
+    if let Some(d) = crate::clipboard::descriptor(&item.content) {
+        out.push_str("|content:");
+        out.push_str(&d);
+    }
     if show.text {
         out.push('|');
-        out.push_str(&quoted(&item.text));
+        push_quoted(out, &item.text);
     }
     if show.tags {
         out.push('|');
-        out.push_str(&tag_list(&item.tags));
+        push_tag_list(out, &item.tags);
     }
     if item.has_note() {
         if show.note {
             out.push_str("|note:");
-            out.push_str(&preview(&item.note));
+            push_preview(out, &item.note);
         } else {
             out.push_str("|+note");
         }
@@ -59,7 +93,6 @@ pub fn item_fields(item: &Item, show: Show, version: Option<&str>) -> String {
         out.push_str("|v:");
         out.push_str(v);
     }
-    out
 }
 
 /// `tab:<shown>|full_path:<full>` for a managed tab, `tab:<name>|scope:external` for an external one.

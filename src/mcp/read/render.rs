@@ -7,7 +7,8 @@ use crate::backend::content::Format;
 use crate::clipboard::{Coverage, Scope, TabRef, tab_depth};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
-use crate::mcp::format::{PREVIEW_UNITS, Show, item_fields, showing, tab_fields, tag_list};
+use crate::mcp::format::{PREVIEW_UNITS, Show, push_item_fields, showing, tab_fields, tag_list};
+use std::fmt::Write as _;
 
 pub(super) async fn tree(
     tools: &ToolState,
@@ -18,15 +19,19 @@ pub(super) async fn tree(
     show: Show,
 ) -> Result<String, ToolError> {
     let pages = scan(tools, tabs, scope, Some(max_items), Some(PREVIEW_UNITS)).await?;
-    let mut lines = Vec::new();
-    for Masked { tab, page, .. } in pages.iter().filter(|p| tab_depth(&p.tab.full) <= max_depth) {
+    let shown = pages.iter().filter(|p| tab_depth(&p.tab.full) <= max_depth);
+    // Lines written into one string, each after a line break but the first (never empty).
+    let mut out = String::with_capacity(4096);
+    for Masked { tab, page, .. } in shown {
         let marker = if tab.external { " [external]" } else { "" };
-        lines.push(format!("{} [{}]{marker}", tab.shown, page.total));
+        let nl = if out.is_empty() { "" } else { "\n" };
+        let _ = write!(out, "{nl}{} [{}]{marker}", tab.shown, page.total);
         for (i, it) in page.items.iter().enumerate() {
-            lines.push(format!("{i}:{}", item_fields(it, show, None)));
+            let _ = write!(out, "\n{i}:");
+            push_item_fields(&mut out, it, show, None);
         }
     }
-    Ok(lines.join("\n"))
+    Ok(out)
 }
 
 pub(super) async fn list(
@@ -54,17 +59,19 @@ pub(super) async fn list(
         (preview, show.version),
     )
     .await?;
-    let mut lines = vec![format!(
+    let mut out = format!(
         "mode:list|{}|total:{}|{}",
         tab_fields(&tab),
         page.total,
         showing(skip, page.items.len())
-    )];
+    );
+    out.reserve(page.items.len() * 128);
     for (i, it) in page.items.iter().enumerate() {
         let version = versions.get(i).map(String::as_str);
-        lines.push(format!("{}{}", skip + i, item_fields(it, show, version)));
+        let _ = write!(out, "\n{}", skip + i);
+        push_item_fields(&mut out, it, show, version);
     }
-    Ok(lines.join("\n"))
+    Ok(out)
 }
 
 /// `item`'s reply, and with `images`, the image sent beside it (its `image:` line in the reply).

@@ -1,6 +1,7 @@
 //! `search`: every item of the scope matched in the gateway (linear-time regex over text, note
 //! and tags), then the page of hits asked for, with the fields that matched.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -12,7 +13,7 @@ use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
-use crate::mcp::format::{Show, content_field, one_line, quoted, showing, tag_list};
+use crate::mcp::format::{Show, content_field, one_line, push_quoted, push_tag_list, showing};
 
 /// Which of the searched fields of `it` match, in `text,note,tags` order.
 fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static str> {
@@ -84,23 +85,26 @@ fn reply(
     if page.len() < total {
         header = format!("{header}|{}", showing(skip, page.len()));
     }
-    let mut lines = vec![header];
+    let mut out = header;
     for (tab, i, it, fields) in page {
-        let mut line = format!("{}[{i}]{}", tab.shown, content_field(it));
+        let _ = write!(out, "\n{}[{i}]{}", tab.shown, content_field(it));
         if show.text {
-            line = format!("{line}|{}", quoted(&it.text));
+            out.push('|');
+            push_quoted(&mut out, &it.text);
         }
         if show.tags {
-            line = format!("{line}|{}", tag_list(&it.tags));
+            out.push('|');
+            push_tag_list(&mut out, &it.tags);
         }
         if show.note && it.has_note() {
-            line = format!("{line}|note:{}", crate::clipboard::preview(&it.note));
+            out.push_str("|note:");
+            crate::clipboard::push_preview(&mut out, &it.note);
         }
-        line = format!("{line}|match:{}", fields.join(","));
+        out.push_str("|match:");
+        out.push_str(&fields.join(","));
         if tab.external {
-            line.push_str("|external");
+            out.push_str("|external");
         }
-        lines.push(line);
     }
-    lines.join("\n")
+    out
 }
