@@ -179,7 +179,13 @@ pub fn decode_call_payload(payload: &[u8]) -> Result<(i32, Call), DecodeError> {
         args.push(r.variant(0)?);
     }
     r.finish()?;
-    Ok((id, Call { signature, args }))
+    Ok((
+        id,
+        Call {
+            signature: signature.into(),
+            args,
+        },
+    ))
 }
 
 /// Split one complete frame off the front of `buf`: `Ok(None)` until enough bytes are there (the

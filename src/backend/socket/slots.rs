@@ -130,7 +130,7 @@ pub fn destroy_selection(id: i32) -> Call {
 
 fn unexpected(call: &Call, got: &Value) -> SocketError {
     SocketError::UnexpectedReply {
-        signature: call.signature.clone(),
+        signature: call.signature.to_string(),
         got: got.kind(),
     }
 }

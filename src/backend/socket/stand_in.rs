@@ -155,7 +155,7 @@ impl Model {
             MapListType::VariantMapList.type_name()
         );
         let remove = format!("browserRemoveRows(QString,{})", Qt::V6.int_list());
-        let sig = call.signature.as_str();
+        let sig = &*call.signature;
         // Too few arguments: Qt does not run the slot, CopyQ answers its return type's default.
         let defaults: [(&str, usize, Value); 3] = [
             (&insert, 3, done()),

@@ -2,6 +2,8 @@
 //! [`Dialect`] a server writes them in (Qt 5 or Qt 6 builds, CopyQ before or from 14.0), and an RPC
 //! call (a slot signature plus arguments).
 
+use std::borrow::Cow;
+
 /// A `QVariantMap` in wire order. Qt 5 writes maps in descending key order, Qt 6 in ascending: the
 /// order does not matter to CopyQ, nor here (look keys up, never rely on positions), but keeping it
 /// makes encoding exact and byte-comparable.
@@ -208,12 +210,13 @@ pub fn map_get<'a>(map: &'a Map, key: &str) -> Option<&'a Value> {
 /// signature is Qt's normalized form (no spaces, no `const &`); CopyQ rejects one it does not know.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    pub signature: String,
+    /// Borrowed for the fixed signatures (a tree makes a call an item: no string each).
+    pub signature: Cow<'static, str>,
     pub args: Vec<Value>,
 }
 
 impl Call {
-    pub fn new(signature: impl Into<String>, args: Vec<Value>) -> Self {
+    pub fn new(signature: impl Into<Cow<'static, str>>, args: Vec<Value>) -> Self {
         Self {
             signature: signature.into(),
             args,
