@@ -74,13 +74,10 @@ impl Store {
     /// grant, if it has one, still live.
     pub fn token_allowed(&self, jti: &str, grant_id: Option<&str>) -> Result<bool> {
         let conn = self.conn();
+        // Prepared once per connection: asked on every request.
         let revoked: Option<i64> = conn
-            .query_row(
-                "SELECT revoked FROM tokens WHERE jti = ?1",
-                params![jti],
-                |r| r.get(0),
-            )
-            .optional()
+            .prepare_cached("SELECT revoked FROM tokens WHERE jti = ?1")
+            .and_then(|mut s| s.query_row(params![jti], |r| r.get(0)).optional())
             .map_err(|e| self.err(e))?;
         if revoked.unwrap_or(0) != 0 {
             return Ok(false);
@@ -89,12 +86,8 @@ impl Store {
             return Ok(true);
         };
         let live: Option<i64> = conn
-            .query_row(
-                "SELECT 1 FROM grants WHERE grant_id = ?1 AND revoked = 0",
-                params![grant],
-                |r| r.get(0),
-            )
-            .optional()
+            .prepare_cached("SELECT 1 FROM grants WHERE grant_id = ?1 AND revoked = 0")
+            .and_then(|mut s| s.query_row(params![grant], |r| r.get(0)).optional())
             .map_err(|e| self.err(e))?;
         Ok(live.is_some())
     }
