@@ -194,6 +194,11 @@ impl Builtin {
         })
     }
 
+    /// Every kind these rules may report, the owner's patterns' among them.
+    pub fn kinds(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.rules.iter().map(|r| r.kind).chain([CUSTOM])
+    }
+
     /// The rules' gate words (ASCII in any case).
     pub fn words(&self) -> &[&'static str] {
         &self.word_list

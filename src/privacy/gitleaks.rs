@@ -223,6 +223,11 @@ impl Gitleaks {
         self.rules.len()
     }
 
+    /// The kind each rule reports (its id).
+    pub fn kinds(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| r.id.as_str())
+    }
+
     /// The rules' keywords (any case).
     pub fn words(&self) -> &[String] {
         &self.words

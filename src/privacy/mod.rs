@@ -106,6 +106,8 @@ pub struct Redactor {
     /// Both rule sets' words in one automaton: most texts hold none, and one plain search says
     /// so where each set's overlapping search would read the text again.
     any_word: automata::AnyWord,
+    /// Every text a mask may put in place of a secret: see [`Redactor::mask_texts`].
+    mask_texts: Vec<String>,
 }
 
 #[derive(Default)]
@@ -149,6 +151,16 @@ impl Privacy {
             _ => Some(Arc::new(Redactor::new(patterns)?)),
         };
         Ok(Self { mode, redactor })
+    }
+
+    /// Every text a mask of this mode may show (see [`Redactor::mask_texts`]); the password
+    /// manager's alone when nothing is redacted.
+    pub fn mask_texts(&self) -> &[String] {
+        static HIDDEN: OnceLock<[String; 1]> = OnceLock::new();
+        match &self.redactor {
+            Some(r) => r.mask_texts(),
+            None => HIDDEN.get_or_init(|| [PASSWORD_MANAGER.to_owned()]),
+        }
     }
 
     /// The redactor for a tab, if this mode redacts it.
@@ -203,13 +215,30 @@ impl Redactor {
         let words = gitleaks.words().iter().map(String::as_str);
         let any_word = automata::AnyWord::new(words.chain(builtin.words().iter().copied()))
             .map_err(PatternError::Rules)?;
+        let mut mask_texts: Vec<String> = gitleaks
+            .kinds()
+            .chain(builtin.kinds())
+            .map(|kind| format!("[redacted:{kind}]"))
+            .chain([PASSWORD_MANAGER.to_owned()])
+            .collect();
+        mask_texts.sort_unstable();
+        mask_texts.dedup();
         Ok(Self {
             gitleaks,
             builtin,
             seen: Mutex::default(),
             scratch: Mutex::default(),
             any_word,
+            mask_texts,
         })
+    }
+
+    /// Every text that may stand in a masked text where the raw one held a secret: one
+    /// `[redacted:KIND]` for each kind a rule of either set (or an owner's pattern) reports, and
+    /// what a password manager's item shows. A masked text is the raw text's own pieces with
+    /// these between them, and nothing else.
+    pub fn mask_texts(&self) -> &[String] {
+        &self.mask_texts
     }
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.

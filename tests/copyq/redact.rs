@@ -152,6 +152,32 @@ async fn all_mode_masks_managed_tabs_too() {
             probe, "mode:search|query:AKIAZ|scope:all|results:0",
             "{backend}"
         );
+        // The same hits whichever way a search goes: `and card` cannot match a mask, so only
+        // the items it matches as read are masked, then matched again; `access-token` matches a
+        // mask's text, so every item is masked before it is matched; `3MHQ and card` matches the
+        // raw texts only, across the key.
+        for (query, hits) in [
+            ("and card", 2),
+            ("access-token\\] and", 2),
+            ("3MHQ7XWPLBV4KTN and card", 0),
+        ] {
+            let found = ok(
+                &c,
+                "mcp_read",
+                json!({"mode": "search", "query": query, "scope": "all"}),
+            )
+            .await;
+            let header = format!("mode:search|query:{query}|scope:all|results:{hits}");
+            let lines = [
+                format!("info[0]|\"{MASKED}\"|[]|match:text"),
+                format!("clip[1]|\"{MASKED}\"|[t]|match:text|external"),
+            ];
+            let want = std::iter::once(header)
+                .chain(lines.into_iter().take(hits))
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert_eq!(found, want, "{backend}: {query}");
+        }
         let list = ok(
             &c,
             "mcp_read",

@@ -26,6 +26,9 @@ pub(super) struct Masked {
     /// unmasked (a secret the cut split is not recognised): see [`read_whole`]. Such rows are read
     /// again whole, masked, then cut.
     pub unsure: Vec<(usize, Item)>,
+    /// By index, the items left as read, unmasked, because the read did not want them shown (see
+    /// [`mask_pages_where`]): never to be shown. Empty when none was.
+    pub left: Vec<bool>,
 }
 
 /// What [`mask_one`] found of row `index`, put in its page's [`Masked::unsure`] and
@@ -86,6 +89,25 @@ pub(super) fn mask_pages(
     budget: Option<usize>,
     versions: bool,
 ) -> Vec<Masked> {
+    mask_pages_where(tools, pages, budget, versions, None)
+}
+
+/// Whether a read needs an item of a tab the mode masks shown (masked), asked of the item as read
+/// (its text derived from its source, if it has one): see [`mask_pages_where`].
+pub(super) type Wanted<'w> = &'w (dyn Fn(&Item) -> bool + Sync);
+
+/// [`mask_pages`], where `wanted`, when given, says which items of the tabs the mode masks the
+/// caller will show: the others are left as read (with their text derived) and must never be
+/// shown. A search asks this of the items its pattern matches as read, when a match in a masked
+/// text is sure to be one in the raw text too (see `search.rs`): the rest are not hits either way,
+/// and the rules need not read them.
+pub(super) fn mask_pages_where(
+    tools: &ToolState,
+    pages: Vec<TabPage>,
+    budget: Option<usize>,
+    versions: bool,
+    wanted: Option<Wanted<'_>>,
+) -> Vec<Masked> {
     let mut out: Vec<Masked> = pages
         .into_iter()
         .map(|page| {
@@ -103,6 +125,7 @@ pub(super) fn mask_pages(
                 page,
                 versions,
                 unsure: Vec::new(),
+                left: Vec::new(),
             }
         })
         .collect();
@@ -120,8 +143,16 @@ pub(super) fn mask_pages(
             recall = None;
         }
         let name = m.page.name.as_str();
+        let count = m.page.items.len();
         for (index, it) in m.page.items.iter_mut().enumerate() {
             let rules = match redactor {
+                Some(_) if !it.secret && wanted.is_some_and(|w| !wants(w, it)) => {
+                    if m.left.is_empty() {
+                        m.left = vec![false; count];
+                    }
+                    m.left[index] = true;
+                    continue;
+                }
                 Some(r) if !it.secret => {
                     // A text derived from a source (HTML, a file list) is not read yet.
                     let derived = it.text.is_empty() && it.content.rich.is_some();
@@ -184,6 +215,13 @@ pub(super) fn mask_pages(
         m.unsure.sort_by_key(|(index, _)| *index);
     }
     out
+}
+
+/// Whether `wanted` wants `it` (then it is masked and shown as usual); its text derived from its
+/// source first, as it would be shown.
+fn wants(wanted: Wanted<'_>, it: &mut Item) -> bool {
+    crate::clipboard::derive_text(it);
+    wanted(it)
 }
 
 /// The texts of `it` that [`mask_item`] masks, in its order.

@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use super::redact::{Masked, mask_pages, name_masked};
+use super::redact::{Masked, Wanted, mask_pages_where, name_masked};
 use crate::backend::{ReadRequest, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::ToolState;
@@ -91,13 +91,16 @@ fn by_tab_order(a: &Masked, b: &Masked) -> Ordering {
 /// `request` read and masked, with the names of every tab CopyQ has; the rows where a mask changed
 /// an item the read had cut short are read again whole (then masked, then cut by the preview):
 /// masking first, so that no cut splits a secret the rules would then miss (see [`super::again`]).
+/// `wanted`: which items of the tabs the mode masks the caller will show (see
+/// [`mask_pages_where`]).
 async fn read_masked(
     tools: &ToolState,
     request: &ReadRequest,
     versions: bool,
+    wanted: Option<Wanted<'_>>,
 ) -> Result<(Vec<Masked>, Vec<String>), ToolError> {
     let snapshot = tools.backend.read(request).await?;
-    let mut out = mask_pages(tools, snapshot.pages, request.preview, versions);
+    let mut out = mask_pages_where(tools, snapshot.pages, request.preview, versions, wanted);
     super::again::settle(tools, &mut out, request, versions).await?;
     Ok((out, snapshot.all_tabs))
 }
@@ -111,6 +114,18 @@ pub(super) async fn scan(
     limit: Option<usize>,
     preview: Option<usize>,
 ) -> Result<Vec<Masked>, ToolError> {
+    scan_where(tools, tabs, scope, (limit, preview), None).await
+}
+
+/// [`scan`], where only the items `wanted` wants of the tabs the mode masks are shown (see
+/// [`mask_pages_where`]): the others are left as read and must never be shown.
+pub(super) async fn scan_where(
+    tools: &ToolState,
+    tabs: &Coverage,
+    scope: Scope,
+    (limit, preview): (Option<usize>, Option<usize>),
+    wanted: Option<Wanted<'_>>,
+) -> Result<Vec<Masked>, ToolError> {
     let mode = tools.privacy.mode;
     let masked = match scope {
         Scope::Mcp => mode.covers(false),
@@ -123,7 +138,7 @@ pub(super) async fn scan(
         limit,
         preview: masked_cut(preview, masked),
     };
-    let (mut pages, _) = read_masked(tools, &request, false).await?;
+    let (mut pages, _) = read_masked(tools, &request, false, wanted).await?;
     pages.retain(|p| tabs.covers(&p.page.name));
     pages.sort_by(by_tab_order);
     Ok(pages)
@@ -179,7 +194,7 @@ pub(super) async fn resolve(
         limit: Some(limit),
         preview,
     };
-    let (mut pages, all_tabs) = read_masked(tools, &request, versions).await?;
+    let (mut pages, all_tabs) = read_masked(tools, &request, versions, None).await?;
     for candidate in candidates {
         if let Some(pos) = pages.iter().position(|p| p.page.name == candidate.full) {
             let mut found = pages.swap_remove(pos);
