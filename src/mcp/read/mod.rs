@@ -113,3 +113,14 @@ pub async fn call(
     }
     query.run(tools, tabs).await.map(Reply::from)
 }
+
+/// The texts of the realistic clipboard corpus (`tests/fixtures/secrets/clipboard.jsonl`, most
+/// holding a secret), for the read tests that mask many items.
+#[cfg(test)]
+fn corpus_texts() -> Vec<String> {
+    include_str!("../../../tests/fixtures/secrets/clipboard.jsonl")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|it| it["text"].as_str().map(str::to_owned))
+        .collect()
+}

@@ -438,12 +438,7 @@ mod tests {
     /// masked alone, in order: texts, notes, tags, versions, and the rows whose previews are unsure.
     #[test]
     fn a_large_read_masked_on_threads_is_each_item_masked_alone() {
-        let corpus = include_str!("../../../tests/fixtures/secrets/clipboard.jsonl");
-        let texts: Vec<String> = corpus
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|it| it["text"].as_str().map(str::to_owned))
-            .collect();
+        let texts = crate::mcp::read::corpus_texts();
         let items: Vec<Item> = (0..2 * super::parallel::SHARED_FROM)
             .map(|i| {
                 let text = &texts[i % texts.len()];

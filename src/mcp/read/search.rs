@@ -298,12 +298,7 @@ mod tests {
     /// Items shaped like a clipboard: the corpus's texts (secrets in most), as text, as HTML only,
     /// as a note and as a tag, some a password manager's.
     fn clipboard() -> Vec<Item> {
-        let corpus = include_str!("../../../tests/fixtures/secrets/clipboard.jsonl");
-        let texts: Vec<String> = corpus
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|it| it["text"].as_str().map(str::to_owned))
-            .collect();
+        let texts = crate::mcp::read::corpus_texts();
         (0..1_000)
             .map(|i| {
                 let text = &texts[i % texts.len()];
