@@ -18,13 +18,16 @@ pub enum EncodeError {
 
 /// A `u32` length; `0xFFFFFFFF` is reserved for "null".
 pub(crate) fn put_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
-    match u32::try_from(len) {
-        Ok(n) if n != u32::MAX => {
-            out.extend_from_slice(&n.to_be_bytes());
-            Ok(())
-        }
-        _ => Err(EncodeError::TooLarge),
-    }
+    out.extend_from_slice(&wire_len(len)?.to_be_bytes());
+    Ok(())
+}
+
+/// `len` as a length on the wire: a `u32` that is not `u32::MAX` (which means a null array).
+pub(crate) fn wire_len(len: usize) -> Result<u32, EncodeError> {
+    u32::try_from(len)
+        .ok()
+        .filter(|&n| n != u32::MAX)
+        .ok_or(EncodeError::TooLarge)
 }
 
 pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {

@@ -2,7 +2,7 @@
 //! the client sends (code 8) and the messages the server sends back (9 reply, 10 stop, ...).
 
 use super::decode::{DecodeError, Reader};
-use super::encode::{EncodeError, encode_value_in, put_bytes, put_i32, put_len, put_u32};
+use super::encode::{EncodeError, encode_value_in, put_bytes, put_i32, put_len, put_u32, wire_len};
 use super::value::{Call, Dialect, Qt, Value};
 
 pub const FRAME_MAGIC: u32 = 0x0C09_0701;
@@ -47,15 +47,28 @@ pub fn parse_header(header: &[u8; HEADER_LEN], max_len: usize) -> Result<usize, 
 
 /// A whole frame carrying `code` and `payload`.
 pub fn encode_frame(code: i32, payload: &[u8]) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Vec::with_capacity(HEADER_LEN + 4 + payload.len());
+    frame_of(code, payload.len(), |out| {
+        out.extend_from_slice(payload);
+        Ok(())
+    })
+}
+
+/// A whole frame carrying `code` and the payload `put` writes, in one buffer (room for `payload`
+/// bytes made first): the header, then the payload, then the header's length (of the code and the
+/// payload).
+fn frame_of(
+    code: i32,
+    payload: usize,
+    put: impl FnOnce(&mut Vec<u8>) -> Result<(), EncodeError>,
+) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Vec::with_capacity(HEADER_LEN.saturating_add(4).saturating_add(payload));
     put_u32(&mut out, FRAME_MAGIC);
     put_u32(&mut out, FRAME_VERSION);
-    put_len(
-        &mut out,
-        payload.len().checked_add(4).ok_or(EncodeError::TooLarge)?,
-    )?;
+    put_u32(&mut out, 0);
     put_i32(&mut out, code);
-    out.extend_from_slice(payload);
+    put(&mut out)?;
+    let len = wire_len(out.len() - HEADER_LEN)?;
+    out[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&len.to_be_bytes());
     Ok(out)
 }
 
@@ -90,19 +103,11 @@ pub fn encode_call(id: i32, call: &Call) -> Result<Vec<u8>, EncodeError> {
 /// Written in one buffer, its length set last: a tree of 10 tabs encodes a call an item, and a
 /// payload of its own, grown from empty, then copied, was a seventh of the tree's work.
 pub fn encode_call_in(id: i32, call: &Call, dialect: Dialect) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Vec::with_capacity(256);
-    put_u32(&mut out, FRAME_MAGIC);
-    put_u32(&mut out, FRAME_VERSION);
-    put_u32(&mut out, 0);
-    put_i32(&mut out, code::FUNCTION_CALL);
-    put_call_payload(&mut out, id, call, dialect)?;
-    // As `put_len` would have written it: u32::MAX means a null array.
-    let len = u32::try_from(out.len() - HEADER_LEN)
-        .ok()
-        .filter(|&n| n != u32::MAX)
-        .ok_or(EncodeError::TooLarge)?;
-    out[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&len.to_be_bytes());
-    Ok(out)
+    // Room for a call with a tab name and a row or two, the most a read makes.
+    const ROOM: usize = 244;
+    frame_of(code::FUNCTION_CALL, ROOM, |out| {
+        put_call_payload(out, id, call, dialect)
+    })
 }
 
 /// Where the call id sits in a frame from [`encode_call_in`]: after the frame header, the message
