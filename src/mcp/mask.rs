@@ -53,9 +53,7 @@ impl View {
         for s in r.spans(raw) {
             shown.push_str(&raw[at..s.start]);
             let start = shown.len();
-            shown.push_str("[redacted:");
-            shown.push_str(s.kind);
-            shown.push(']');
+            crate::privacy::push_mask(&mut shown, s.kind);
             masks.push(Mask {
                 raw: s.start..s.end,
                 shown: start..shown.len(),

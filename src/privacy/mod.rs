@@ -42,6 +42,14 @@ pub use seen::{Mask, Masked};
 /// Shown in place of an item CopyQ marks as coming from a password manager.
 pub const PASSWORD_MANAGER: &str = "[redacted:password-manager]";
 
+/// The mask of a secret of `kind`, appended to `out`: `[redacted:KIND]`. Every mask is written
+/// here (a search relies on knowing every text a mask can be: [`Redactor::mask_texts`]).
+pub fn push_mask(out: &mut String, kind: &str) {
+    out.push_str("[redacted:");
+    out.push_str(kind);
+    out.push(']');
+}
+
 /// Which tabs' items are redacted (`[privacy] redact`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -153,14 +161,10 @@ impl Privacy {
         Ok(Self { mode, redactor })
     }
 
-    /// Every text a mask of this mode may show (see [`Redactor::mask_texts`]); the password
-    /// manager's alone when nothing is redacted.
-    pub fn mask_texts(&self) -> &[String] {
-        static HIDDEN: OnceLock<[String; 1]> = OnceLock::new();
-        match &self.redactor {
-            Some(r) => r.mask_texts(),
-            None => HIDDEN.get_or_init(|| [PASSWORD_MANAGER.to_owned()]),
-        }
+    /// Every text a mask of this mode may show (see [`Redactor::mask_texts`]); `None` when it
+    /// redacts nothing.
+    pub fn mask_texts(&self) -> Option<&[String]> {
+        self.redactor.as_deref().map(Redactor::mask_texts)
     }
 
     /// The redactor for a tab, if this mode redacts it.
@@ -218,7 +222,11 @@ impl Redactor {
         let mut mask_texts: Vec<String> = gitleaks
             .kinds()
             .chain(builtin.kinds())
-            .map(|kind| format!("[redacted:{kind}]"))
+            .map(|kind| {
+                let mut mask = String::new();
+                push_mask(&mut mask, kind);
+                mask
+            })
             .chain([PASSWORD_MANAGER.to_owned()])
             .collect();
         mask_texts.sort_unstable();
@@ -331,9 +339,7 @@ impl Redactor {
         for s in &spans {
             out.push_str(&text[at..s.start]);
             let start = out.len();
-            out.push_str("[redacted:");
-            out.push_str(s.kind);
-            out.push(']');
+            push_mask(&mut out, s.kind);
             masks.push(Mask {
                 raw: s.start..s.end,
                 shown: start..out.len(),

@@ -44,8 +44,10 @@ pub(super) async fn search(
     // never closed; were it, the search would go on without a turn.
     let turn = Arc::clone(&tools.whole_reads).acquire_owned().await.ok();
     let hit_as_read = |it: &Item| !matched_fields(it, pattern, within).is_empty();
-    let masks = tools.privacy.mode != crate::privacy::Redact::Off;
-    let wanted = (masks && raw_first(query, pattern, tools.privacy.mask_texts()))
+    let wanted = tools
+        .privacy
+        .mask_texts()
+        .is_some_and(|masks| raw_first(query, pattern, masks))
         .then_some(&hit_as_read as &(dyn Fn(&Item) -> bool + Sync));
     let pages = scan_where(tools, tabs, scope, (None, None), wanted).await?;
     let reply = reply(
@@ -204,9 +206,14 @@ mod tests {
         .with_privacy(Privacy::new(mode, &[]).expect("builds"))
     }
 
+    /// The mask texts of a mode that redacts.
+    fn masks_of(privacy: &Privacy) -> &[String] {
+        privacy.mask_texts().expect("a mode that redacts")
+    }
+
     fn raw_first_in(query: &str) -> bool {
         let privacy = Privacy::new(Redact::All, &[]).expect("builds");
-        raw_first(query, &compile(query), privacy.mask_texts())
+        raw_first(query, &compile(query), masks_of(&privacy))
     }
 
     /// Searched as read, then masked: patterns that match no bracket, no mask text, nothing empty
@@ -280,7 +287,7 @@ mod tests {
             for m in r.masks_remembered(&text) {
                 let piece = &shown[m.shown];
                 assert!(
-                    privacy.mask_texts().iter().any(|t| t == piece),
+                    masks_of(&privacy).iter().any(|t| t == piece),
                     "{piece} is no mask text"
                 );
                 masks += 1;
@@ -288,8 +295,7 @@ mod tests {
         }
         assert!(masks > 4_000, "{masks}");
         assert!(
-            privacy
-                .mask_texts()
+            masks_of(&privacy)
                 .iter()
                 .any(|t| t == crate::privacy::PASSWORD_MANAGER)
         );
@@ -372,7 +378,7 @@ mod tests {
             let (mut hits, mut as_read) = (0, 0);
             for q in queries {
                 let pattern = compile(q);
-                assert!(raw_first(q, &pattern, t.privacy.mask_texts()), "{q}");
+                assert!(raw_first(q, &pattern, masks_of(&t.privacy)), "{q}");
                 let reply_of = |pages: &[Masked]| {
                     reply(
                         pages,
