@@ -52,10 +52,11 @@ pub fn push_tag_list(out: &mut String, tags: &[String]) {
 /// `|content:...` for an item holding more than plain text (see [`crate::clipboard::descriptor`]),
 /// empty for one of plain text alone. It comes first, before the quoted preview, so no text can
 /// pass for it: after the index a field starting `content:` is always the gateway's.
-pub fn content_field(item: &Item) -> String {
-    crate::clipboard::descriptor(&item.content)
-        .map(|d| format!("|content:{d}"))
-        .unwrap_or_default()
+pub fn push_content_field(out: &mut String, item: &Item) {
+    if let Some(d) = crate::clipboard::descriptor(&item.content) {
+        out.push_str("|content:");
+        out.push_str(&d);
+    }
 }
 
 /// The `|`-joined fields of an item in a listing: what it holds beyond plain text, preview, tags,
@@ -69,10 +70,7 @@ pub fn item_fields(item: &Item, show: Show, version: Option<&str>) -> String {
 
 /// [`item_fields`], appended to `out`: a tree or a listing writes all its lines into one string.
 pub fn push_item_fields(out: &mut String, item: &Item, show: Show, version: Option<&str>) {
-    if let Some(d) = crate::clipboard::descriptor(&item.content) {
-        out.push_str("|content:");
-        out.push_str(&d);
-    }
+    push_content_field(out, item);
     if show.text {
         out.push('|');
         push_quoted(out, &item.text);

@@ -14,7 +14,7 @@ use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
-use crate::mcp::format::{Show, content_field, one_line, push_quoted, push_tag_list, showing};
+use crate::mcp::format::{Show, one_line, push_content_field, push_quoted, push_tag_list, showing};
 
 /// Which of the searched fields of `it` match, in `text,note,tags` order.
 fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static str> {
@@ -157,7 +157,8 @@ fn reply(
     }
     let mut out = header;
     for (tab, i, it, fields) in page {
-        let _ = write!(out, "\n{}[{i}]{}", tab.shown, content_field(it));
+        let _ = write!(out, "\n{}[{i}]", tab.shown);
+        push_content_field(&mut out, it);
         if show.text {
             out.push('|');
             push_quoted(&mut out, &it.text);
