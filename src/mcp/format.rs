@@ -50,7 +50,7 @@ pub fn push_tag_list(out: &mut String, tags: &[String]) {
 }
 
 /// `|content:...` for an item holding more than plain text (see [`crate::clipboard::descriptor`]),
-/// empty for one of plain text alone. It comes first, before the quoted preview, so no text can
+/// appended to `out`; nothing for one of plain text alone. It comes first, before the quoted preview, so no text can
 /// pass for it: after the index a field starting `content:` is always the gateway's.
 pub fn push_content_field(out: &mut String, item: &Item) {
     if let Some(d) = crate::clipboard::descriptor(&item.content) {
