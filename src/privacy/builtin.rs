@@ -233,6 +233,23 @@ impl Builtin {
         on
     }
 
+    /// The gate words of the rules whose kind `pick` picks (such a rule runs only on a text
+    /// holding one: [`Builtin::open`]), or `None` when one of them is gated by a shape instead,
+    /// or the owner's patterns are picked (they run on every text).
+    pub fn words_of(&self, pick: impl Fn(&str) -> bool) -> Option<Vec<&'static str>> {
+        let mut out = Vec::new();
+        for r in self.rules.iter().filter(|r| pick(r.kind)) {
+            match r.gate {
+                Gate::Words(ws) => out.extend_from_slice(ws),
+                Gate::TokenRun(_) | Gate::DigitRun(_) | Gate::IbanStart => return None,
+            }
+        }
+        if self.has_custom() && pick(CUSTOM) {
+            return None;
+        }
+        Some(out)
+    }
+
     /// Whether the owner gave patterns of their own (they run on every text).
     pub fn has_custom(&self) -> bool {
         self.custom.is_some()

@@ -233,6 +233,18 @@ impl Gitleaks {
         &self.words
     }
 
+    /// The keywords of the rules whose kind `pick` picks: such a rule runs only on a text holding
+    /// one of its keywords ([`Gitleaks::find`]; one with none never runs).
+    pub fn words_of(&self, pick: impl Fn(&str) -> bool) -> Vec<&str> {
+        let picked: Vec<bool> = self.rules.iter().map(|r| pick(&r.id)).collect();
+        self.words
+            .iter()
+            .zip(&self.keyword_rules)
+            .filter(|(_, rules)| rules.iter().any(|&r| picked[r]))
+            .map(|(w, _)| w.as_str())
+            .collect()
+    }
+
     /// The rules whose keywords occur in `text`; `any`: whether any keyword might.
     fn candidates(&self, text: &[u8], any: bool) -> Vec<usize> {
         if !any {

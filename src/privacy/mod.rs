@@ -114,9 +114,18 @@ pub struct Redactor {
     /// Both rule sets' words in one automaton: most texts hold none, and one plain search says
     /// so where each set's overlapping search would read the text again.
     any_word: automata::AnyWord,
-    /// Every text a mask may put in place of a secret: see [`Redactor::mask_texts`].
+    /// Every text a mask may put in place of a secret, sorted: see [`Redactor::mask_texts`].
     mask_texts: Vec<String>,
+    /// The words of the sets of mask texts asked for last (by which of `mask_texts` each asked):
+    /// see [`Redactor::mask_words`].
+    words_kept: Mutex<Vec<WordsKept>>,
 }
+
+/// Which of the mask texts a search's pattern matched, and their words.
+type WordsKept = (Vec<bool>, Option<Arc<MaskWords>>);
+
+/// How many sets of mask words a redactor keeps.
+const WORDS_KEPT: usize = 4;
 
 #[derive(Default)]
 struct Scratch {
@@ -165,6 +174,11 @@ impl Privacy {
     /// redacts nothing.
     pub fn mask_texts(&self) -> Option<&[String]> {
         self.redactor.as_deref().map(Redactor::mask_texts)
+    }
+
+    /// See [`Redactor::mask_words`]; `None` when this mode redacts nothing.
+    pub fn mask_words(&self, shows: impl Fn(&str) -> bool) -> Option<Arc<MaskWords>> {
+        self.redactor.as_deref()?.mask_words(shows)
     }
 
     /// The redactor for a tab, if this mode redacts it.
@@ -238,6 +252,7 @@ impl Redactor {
             scratch: Mutex::default(),
             any_word,
             mask_texts,
+            words_kept: Mutex::default(),
         })
     }
 
@@ -247,6 +262,60 @@ impl Redactor {
     /// these between them, and nothing else.
     pub fn mask_texts(&self) -> &[String] {
         &self.mask_texts
+    }
+
+    /// The words without which a text gains no mask whose text `shows` holds of: the gate words
+    /// of every rule reporting such a kind (a mask of a kind is written only where a rule of that
+    /// kind found a span, and a rule runs only on a text its gate opens). A search whose pattern
+    /// matches some kinds' masks need mask only the texts holding one of these words, beside
+    /// those it matches as read. `None` when that cannot be said with words: a rule of such a
+    /// kind is gated by a shape (a long run of token characters or digits), or the owner's
+    /// patterns report one. The password manager's mask is not asked about: an item it hides
+    /// is hidden by its flag, whatever its text. The last few sets asked for are kept (their
+    /// automaton takes up to a millisecond to build; asking `shows` of each mask text, 30 µs).
+    pub fn mask_words(&self, shows: impl Fn(&str) -> bool) -> Option<Arc<MaskWords>> {
+        let picked: Vec<bool> = self.mask_texts.iter().map(|m| shows(m)).collect();
+        let cache = || {
+            self.words_kept
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        {
+            let mut kept = cache();
+            if let Some(at) = kept.iter().position(|(k, _)| *k == picked) {
+                let entry = kept.remove(at);
+                let words = entry.1.clone();
+                kept.insert(0, entry);
+                return words;
+            }
+        }
+        let pick = |kind: &str| {
+            let mut mask = String::new();
+            push_mask(&mut mask, kind);
+            self.mask_texts
+                .binary_search(&mask)
+                .is_ok_and(|i| picked[i])
+        };
+        let words = self.words_of(pick).map(Arc::new);
+        let mut kept = cache();
+        kept.insert(0, (picked, words.clone()));
+        kept.truncate(WORDS_KEPT);
+        words
+    }
+
+    /// [`Redactor::mask_words`] of the kinds `pick` picks, built.
+    fn words_of(&self, pick: impl Fn(&str) -> bool + Copy) -> Option<MaskWords> {
+        let mut words: Vec<&str> = self.builtin.words_of(pick)?;
+        words.extend(self.gitleaks.words_of(pick));
+        if words.is_empty() {
+            return Some(MaskWords(None));
+        }
+        // As both rule sets' own word searches: ASCII in any case, other bytes as they are. A
+        // search asks it of every field it does not match as read: the redactor's own one-pass
+        // automaton, without a prefilter (`-p`, `pass`: one would stop at every other letter).
+        automata::AnyWord::new(words)
+            .ok()
+            .map(|words| MaskWords(Some(words)))
     }
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
@@ -281,6 +350,11 @@ impl Redactor {
         self.remembered(text)
             .map(|m| m.masks.to_vec())
             .unwrap_or_default()
+    }
+
+    /// Has the rules read `text` unless it was seen lately, and remembers what they found.
+    pub fn remember(&self, text: &str) {
+        let _ = self.remembered(text);
     }
 
     /// Lookups of the texts seen lately, all under one lock until the [`Recall`] is dropped: a
@@ -351,6 +425,22 @@ impl Redactor {
             text: out.into(),
             masks: masks.into(),
         })
+    }
+}
+
+/// The words a text must hold to gain a mask of some kinds: [`Redactor::mask_words`].
+pub struct MaskWords(Option<automata::AnyWord>);
+
+impl MaskWords {
+    /// Whether `text` may gain such a mask: it holds one of the words.
+    pub fn may_gain(&self, text: &str) -> bool {
+        self.0.as_ref().is_some_and(|w| w.is_match(text.as_bytes()))
+    }
+
+    /// Whether no text can gain such a mask (no kind's mask was asked for, or their rules have
+    /// no words and so never run).
+    pub fn none(&self) -> bool {
+        self.0.is_none()
     }
 }
 

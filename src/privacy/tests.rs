@@ -204,3 +204,46 @@ fn remembered_texts_are_masked_exactly_as_the_rules_mask_them() {
         "key [redacted:aws-access-token]"
     );
 }
+
+/// The words a mask's kinds are found by: the gate words of the rules reporting them, of both
+/// sets; none where no kind is asked for; no words at all (so every text may gain one) where a
+/// kind found by a shape or the owner's patterns is.
+#[test]
+fn mask_words_are_the_gates_of_the_kinds_asked() {
+    let r = redactor();
+    let password = r
+        .mask_words(|m| m == "[redacted:password]")
+        .expect("password rules are gated by words");
+    for text in [
+        "mysql -u me -pX",
+        "PGPASSWORD=x",
+        "пароль: x",
+        "sshpass -p x ssh h",
+    ] {
+        assert!(password.may_gain(text), "{text}");
+    }
+    for text in [
+        "aws AKIAZ3MHQ7XWPLBV4KTN",
+        "needle 7",
+        "4111 1111 1111 1111",
+    ] {
+        assert!(!password.may_gain(text), "{text}");
+    }
+    // Kept: asked again, the same set's words are not built again.
+    let again = r.mask_words(|m| m == "[redacted:password]").expect("words");
+    assert!(Arc::ptr_eq(&password, &again));
+    // A gitleaks kind: its rule's keywords.
+    let aws = r
+        .mask_words(|m| m == "[redacted:aws-access-token]")
+        .expect("gitleaks rules are gated by keywords");
+    assert!(aws.may_gain("aws AKIAZ3MHQ7XWPLBV4KTN"));
+    assert!(!aws.may_gain("mysql -u me -pX"));
+    let nothing = r.mask_words(|_| false).expect("words");
+    assert!(nothing.none() && !nothing.may_gain("password"));
+    assert!(r.mask_words(|m| m == "[redacted:card]").is_none());
+    assert!(r.mask_words(|m| m == "[redacted:high-entropy]").is_none());
+    assert!(r.mask_words(|m| m == "[redacted:custom]").is_some());
+    let own = Redactor::new(&["sk-own-[0-9]+".to_owned()]).expect("builds");
+    assert!(own.mask_words(|m| m == "[redacted:custom]").is_none());
+    assert!(own.mask_words(|m| m == "[redacted:password]").is_some());
+}
