@@ -92,9 +92,17 @@ pub(super) fn mask_pages(
     mask_pages_where(tools, pages, budget, versions, None)
 }
 
-/// Whether a read needs an item of a tab the mode masks shown (masked), asked of the item as read
-/// (its text derived from its source, if it has one): see [`mask_pages_where`].
-pub(super) type Wanted<'w> = &'w (dyn Fn(&Item) -> bool + Sync);
+/// Which items of the tabs the mode masks a read needs shown (masked): see [`mask_pages_where`].
+#[derive(Clone, Copy)]
+pub(super) struct Wanted<'w> {
+    /// Asked of an item as read (its text derived from its source, if it has one).
+    pub shows: &'w (dyn Fn(&Item) -> bool + Sync),
+    /// Whether it is asked only of the items the redactor's cache cannot mask at once (a warm
+    /// read's lookups cost a compare each): for a question that costs more than the lookups, as
+    /// a search for a mask's word, which looks for the rules' words in every field too. Else
+    /// it is asked first, and the cache only of the items wanted.
+    pub after_cache: bool,
+}
 
 /// [`mask_pages`], where `wanted`, when given, says which items of the tabs the mode masks the
 /// caller will show: the others are left as read (with their text derived) and must never be
@@ -145,14 +153,18 @@ pub(super) fn mask_pages_where(
         let name = m.page.name.as_str();
         let count = m.page.items.len();
         for (index, it) in m.page.items.iter_mut().enumerate() {
-            let rules = match redactor {
-                Some(_) if !it.secret && wanted.is_some_and(|w| !wants(w, it)) => {
-                    if m.left.is_empty() {
-                        m.left = vec![false; count];
-                    }
-                    m.left[index] = true;
-                    continue;
+            let mut leave = || {
+                if m.left.is_empty() {
+                    m.left = vec![false; count];
                 }
+                m.left[index] = true;
+            };
+            let ask = wanted.filter(|_| redactor.is_some() && !it.secret);
+            if ask.is_some_and(|w| !w.after_cache && !wants(w, it)) {
+                leave();
+                continue;
+            }
+            let rules = match redactor {
                 Some(r) if !it.secret => {
                     // A text derived from a source (HTML, a file list) is not read yet.
                     let derived = it.text.is_empty() && it.content.rich.is_some();
@@ -167,6 +179,10 @@ pub(super) fn mask_pages_where(
                         answers.extend(item_texts(it).map(|t| recall.get(t)));
                     }
                     if derived || answers.iter().any(Option::is_none) {
+                        if ask.is_some_and(|w| w.after_cache && !wants(w, it)) {
+                            leave();
+                            continue;
+                        }
                         jobs.push(Job {
                             page,
                             index,
@@ -221,7 +237,20 @@ pub(super) fn mask_pages_where(
 /// source first, as it would be shown.
 fn wants(wanted: Wanted<'_>, it: &mut Item) -> bool {
     crate::clipboard::derive_text(it);
-    wanted(it)
+    (wanted.shows)(it)
+}
+
+/// Has the rules read (and the redactor remember) every text of the items of `pages` that a read
+/// left unmasked ([`Masked::left`]): after a search's reply, so that the next finds them known.
+pub(super) fn remember_left(privacy: &Privacy, pages: &[Masked]) {
+    for m in pages {
+        let Some(r) = privacy.redactor_for(m.tab.external) else {
+            continue;
+        };
+        for (it, _) in m.page.items.iter().zip(&m.left).filter(|(_, l)| **l) {
+            item_texts(it).for_each(|t| r.remember(t));
+        }
+    }
 }
 
 /// The texts of `it` that [`mask_item`] masks, in its order.

@@ -8,13 +8,14 @@ use regex::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 use super::query::SearchIn;
-use super::redact::Masked;
+use super::redact::{Masked, Wanted, remember_left};
 use super::tabs::scan_where;
 use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{Show, one_line, push_content_field, push_quoted, push_tag_list, showing};
+use crate::privacy::{MaskWords, Privacy};
 
 /// Which of the searched fields of `it` match, in `text,note,tags` order.
 fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static str> {
@@ -43,12 +44,19 @@ pub(super) async fn search(
     // Held until the scope's items are freed: the next search reads only then. The semaphore is
     // never closed; were it, the search would go on without a turn.
     let turn = Arc::clone(&tools.whole_reads).acquire_owned().await.ok();
-    let hit_as_read = |it: &Item| !matched_fields(it, pattern, within).is_empty();
-    let wanted = tools
-        .privacy
-        .mask_texts()
-        .is_some_and(|masks| raw_first(query, pattern, masks))
-        .then_some(&hit_as_read as &(dyn Fn(&Item) -> bool + Sync));
+    let words = mask_words(query, pattern, &tools.privacy);
+    let shows = |it: &Item| {
+        words
+            .as_ref()
+            .is_some_and(|w| wanted(it, pattern, within, w))
+    };
+    // A search with words to look for asks the cache first: the items it leaves are remembered
+    // after its reply (below), and a warm search then compares each text once.
+    let fill = words.as_ref().is_some_and(|w| !w.none());
+    let wanted = words.as_ref().map(|_| Wanted {
+        shows: &shows,
+        after_cache: fill,
+    });
     let pages = scan_where(tools, tabs, scope, (None, None), wanted).await?;
     let reply = reply(
         &pages,
@@ -59,39 +67,70 @@ pub(super) async fn search(
         show,
     );
     // Freeing 10,000 items and more takes longer than matching them: done on a blocking thread,
-    // with the turn, so that the reply does not wait for it.
-    tokio::task::spawn_blocking(move || drop((pages, turn)));
+    // with the turn, so that the reply does not wait for it. The items a search for a mask's
+    // word left unmasked are masked there first, into the redactor's cache: the first such
+    // search after start replies without the rules reading a whole history, the next finds it
+    // remembered (and no search leaves a history partly read by the rules).
+    let privacy = tools.privacy.clone();
+    tokio::task::spawn_blocking(move || {
+        if fill {
+            remember_left(&privacy, &pages);
+        }
+        drop((pages, turn));
+    });
     Ok(reply)
 }
 
-/// Whether every match of `pattern` in a masked text is a match in the text as read, so that a
-/// search need mask only the items its pattern matches as read (then match them again, masked):
-/// the first search after start no longer runs the rules over a whole history, only over its
-/// hits. A masked text is the raw text's pieces, unchanged, with a mask text between them
-/// ([`crate::privacy::Redactor::mask_texts`], each `[` to `]`). A match that is not empty and
-/// holds no `[` or `]` lies either inside one piece, or inside a mask text short of its brackets.
-/// So it is a match in the raw text when:
+/// The words an item must hold, unless the pattern matches it as read, for a search to mask it
+/// ([`wanted`]); `None` when every item must be masked before the pattern is asked. A masked text
+/// is the raw text's pieces, unchanged, with a mask text between them (`[redacted:KIND]`, `[` to
+/// `]`). A match that is not empty and holds no `[` or `]` lies either inside one piece, or inside
+/// a mask short of its brackets. Inside a piece it is a match in the raw text when the pattern
+/// asks nothing of a match's surroundings but the start or end of the text or of a line (`\n`
+/// only): those hold inside a piece as they hold in the raw text, and at a piece's edge the
+/// mask's bracket beside it is neither (a word boundary is refused: there a bracket and a
+/// secret's last letter differ). Inside a mask of kind K it is a match in that mask alone, which
+/// a text gains only where a rule of kind K found a span, so only if it holds one of that rule's
+/// gate words ([`crate::privacy::Redactor::mask_words`]). So a search masks only the items its
+/// pattern matches as read and those holding a word of the kinds whose masks it matches (none
+/// for most patterns: `needle \d+`), when:
 /// - the pattern never matches an empty text, nor a text holding `[` or `]` (no literal or class
 ///   of it holds either);
-/// - it matches in no mask text (then none lies inside one);
-/// - it asks nothing of a match's surroundings but the start or end of the text or of a line
-///   (`\n` only): those hold inside a piece as they hold in the raw text, and at a piece's edge
-///   the mask's bracket beside it is neither. A word boundary is refused: there a bracket and
-///   a secret's last letter differ.
+/// - it asks nothing of its surroundings but text and `\n`-line edges;
+/// - the kinds whose masks it matches are all found by rules gated by words (not `.`, `d:` or
+///   `redacted`, which match the masks of long random tokens and cards too).
 ///
+/// A password manager's items are masked whatever they hold (see [`mask_pages_where`]).
 /// `query` is parsed as `compile` in `query.rs` parses it (case-insensitive); a query that does
 /// not parse here is searched the whole way.
-fn raw_first(query: &str, pattern: &Regex, mask_texts: &[String]) -> bool {
-    let Ok(hir) = regex_syntax::ParserBuilder::new()
+///
+/// [`mask_pages_where`]: super::redact::mask_pages_where
+fn mask_words(query: &str, pattern: &Regex, privacy: &Privacy) -> Option<Arc<MaskWords>> {
+    let hir = regex_syntax::ParserBuilder::new()
         .case_insensitive(true)
         .build()
         .parse(query)
-    else {
+        .ok()?;
+    let never_empty = hir.properties().minimum_len().is_some_and(|n| n > 0);
+    if !(never_empty && plain(&hir)) {
+        return None;
+    }
+    privacy.mask_words(|mask| pattern.is_match(mask))
+}
+
+/// Whether a search (`pattern` in the fields `within`, `words` from [`mask_words`]) must mask `it`
+/// to know whether it is a hit: it is one as read, or one of those fields may gain a mask the
+/// pattern matches.
+fn wanted(it: &Item, pattern: &Regex, within: SearchIn, words: &MaskWords) -> bool {
+    if !matched_fields(it, pattern, within).is_empty() {
+        return true;
+    }
+    if words.none() {
         return false;
-    };
-    hir.properties().minimum_len().is_some_and(|n| n > 0)
-        && plain(&hir)
-        && !mask_texts.iter().any(|m| pattern.is_match(m))
+    }
+    (within.text && words.may_gain(&it.text))
+        || (within.note && words.may_gain(&it.note))
+        || (within.tags && it.tags.iter().any(|t| words.may_gain(t)))
 }
 
 /// Whether `hir` matches no `[` or `]` and asks nothing of its surroundings but the start or end
@@ -136,7 +175,7 @@ fn reply(
     {
         for (i, it) in page.items.iter().enumerate() {
             if left.get(i) == Some(&true) {
-                // Not a hit as read, so not one masked either (see `raw_first`).
+                // Not a hit masked either (see `mask_words`).
                 continue;
             }
             let fields = matched_fields(it, pattern, within);
@@ -212,20 +251,28 @@ mod tests {
         privacy.mask_texts().expect("a mode that redacts")
     }
 
-    fn raw_first_in(query: &str) -> bool {
+    /// How a search of `query` masks, "all": `None` every item, `Some(false)` only those it
+    /// matches as read, `Some(true)` those and the ones holding a word of the kinds whose masks
+    /// it matches.
+    fn masking(query: &str) -> Option<bool> {
         let privacy = Privacy::new(Redact::All, &[]).expect("builds");
-        raw_first(query, &compile(query), masks_of(&privacy))
+        mask_words(query, &compile(query), &privacy).map(|w| !w.none())
     }
 
     /// Searched as read, then masked: patterns that match no bracket, no mask text, nothing empty
-    /// and no word boundary. The rest the whole way: among them the words of the kinds a mask
-    /// shows (`password`, `aws`, `key`), which match `[redacted:password]` and the like.
+    /// and no word boundary. With the words of the kinds a mask shows too: `password`, `aws`,
+    /// `key`, which match `[redacted:password]` and the like. The rest the whole way: patterns
+    /// matching brackets, nothing, a word's edge, or the masks of kinds gated by shapes (random
+    /// tokens, cards: every mask matches `d:`).
     #[test]
     fn which_patterns_are_searched_as_read_first() {
         for q in [
             "needle \\d+",
             "TODO",
             "важно",
+            "пароль",
+            // Only a password manager's mask: its items are masked whatever they hold.
+            "manager",
             "error|warning",
             "^todo$",
             "(?m)^x\\d$",
@@ -234,17 +281,26 @@ mod tests {
             "hunter2",
             "AKIA[0-9A-Z]{16}",
         ] {
-            assert!(raw_first_in(q), "{q}");
+            assert_eq!(masking(q), Some(false), "{q}");
         }
         for q in [
             "password",
             "PASSWORD",
             "aws",
             "key",
-            "redacted",
-            "manager",
             "todo|token",
             "admin",
+            "otp",
+            "cookie",
+        ] {
+            assert_eq!(masking(q), Some(true), "{q}");
+        }
+        for q in [
+            "redacted",
+            "d:",
+            "high",
+            "card",
+            "iban",
             "(?m)^x.y$",
             "\\[",
             "x\\]",
@@ -258,15 +314,15 @@ mod tests {
             "(?Rm)^x",
             "x*",
             "(a|)",
-            "d:",
             "[[:punct:]]",
         ] {
-            assert!(!raw_first_in(q), "{q}");
+            assert_eq!(masking(q), None, "{q}");
         }
     }
 
-    /// Every mask a redactor writes is one of its mask texts: the list `raw_first` checks a
-    /// pattern against is whole. Each text of the corpus masked, and each mask read back.
+    /// Every mask a redactor writes is one of its mask texts, in a text holding a word of its
+    /// kind's rules unless they are gated by a shape: what `mask_words` relies on. Each text of
+    /// both corpora masked, and each mask read back.
     #[test]
     fn every_mask_written_is_a_mask_text() {
         let privacy = Privacy::new(Redact::All, &[r"sk-own-[0-9]+".to_owned()]).expect("builds");
@@ -275,7 +331,7 @@ mod tests {
             include_str!("../../../tests/fixtures/secrets/clipboard.jsonl"),
             include_str!("../../../tests/fixtures/secrets/clipboard_heldout.jsonl"),
         ];
-        let mut masks = 0;
+        let (mut masks, mut worded, mut shaped) = (0, 0, 0);
         for line in corpus.iter().flat_map(|c| c.lines()) {
             let Some(text) = serde_json::from_str::<Value>(line)
                 .ok()
@@ -291,10 +347,20 @@ mod tests {
                     masks_of(&privacy).iter().any(|t| t == piece),
                     "{piece} is no mask text"
                 );
+                // And the text holds a word of its kind's rules, unless they are gated by shapes
+                // or are the owner's: a search that does not mask it can miss no such mask.
+                match privacy.mask_words(|mask| mask == piece) {
+                    Some(words) => {
+                        assert!(words.may_gain(&text), "{piece} without its words in {text}");
+                        worded += 1;
+                    }
+                    None => shaped += 1,
+                }
                 masks += 1;
             }
         }
         assert!(masks > 4_000, "{masks}");
+        assert!(worded > 2_000 && shaped > 1_000, "{worded} {shaped}");
         assert!(
             masks_of(&privacy)
                 .iter()
@@ -332,9 +398,11 @@ mod tests {
             .collect()
     }
 
-    /// A search masking only the items its pattern matches as read replies byte for byte as one
-    /// masking every item, for patterns aimed at the secrets' raw text (which must find nothing
-    /// masked) and at what stays: in both modes that mask, the managed tab masked or not.
+    /// A search masking only the items its pattern matches as read (and those holding a word of
+    /// the kinds whose masks it matches) replies byte for byte as one masking every item, for
+    /// patterns aimed at the secrets' raw text (which must find nothing masked), at what stays,
+    /// and at the masks' words: in both modes that mask, the managed tab masked or not, in every
+    /// field and in some. Without the words, the searches for masks' words would reply otherwise.
     #[test]
     fn a_search_masking_its_hits_only_replies_as_one_masking_all() {
         let items = clipboard();
@@ -343,7 +411,7 @@ mod tests {
             total: items.len(),
             items: items.clone(),
         };
-        let queries = [
+        let as_read = [
             "needle \\d+",
             "AKIA",
             "hunter2",
@@ -362,11 +430,36 @@ mod tests {
             "://",
             "xoxb",
             "код",
+            "^stripe",
+            "manager",
         ];
-        let within = SearchIn {
+        let masks_words = [
+            "password",
+            "key",
+            "token",
+            "aws",
+            "secret",
+            "pass",
+            "api",
+            "github|slack",
+            "session|cookie",
+            "otp",
+            "private",
+            "jwt",
+            "url",
+            "authorization",
+            "credentials",
+            "wireguard",
+            "stripe",
+        ];
+        let everywhere = SearchIn {
             text: true,
             note: true,
             tags: true,
+        };
+        let beside = SearchIn {
+            text: false,
+            ..everywhere
         };
         let show = Show {
             text: true,
@@ -376,10 +469,16 @@ mod tests {
         };
         for mode in [Redact::All, Redact::External] {
             let t = tools(mode, Vec::new());
-            let (mut hits, mut as_read) = (0, 0);
-            for q in queries {
+            // Hits in the external tab and items matched as read, of the searches as read;
+            // items masked for their words alone, and searches those changed.
+            let (mut hits, mut matched, mut for_words, mut differ) = (0, 0, 0, 0);
+            let searches = as_read.iter().map(|q| (q, everywhere, false));
+            let searches = searches.chain(masks_words.iter().map(|q| (q, everywhere, true)));
+            let searches = searches.chain(masks_words[..4].iter().map(|q| (q, beside, true)));
+            for (q, within, words_wanted) in searches {
                 let pattern = compile(q);
-                assert!(raw_first(q, &pattern, masks_of(&t.privacy)), "{q}");
+                let words = mask_words(q, &pattern, &t.privacy).expect("not the whole way");
+                assert_eq!(!words.none(), words_wanted, "{q}");
                 let reply_of = |pages: &[Masked]| {
                     reply(
                         pages,
@@ -390,32 +489,146 @@ mod tests {
                         show,
                     )
                 };
-                let whole = reply_of(&mask_pages(&t, vec![page("a"), page("mcp/b")], None, false));
-                let read = std::sync::atomic::AtomicUsize::new(0);
-                let wanted = |it: &Item| {
-                    let hit = !matched_fields(it, &pattern, within).is_empty();
-                    read.fetch_add(usize::from(hit), std::sync::atomic::Ordering::Relaxed);
-                    hit
+                let pages = || vec![page("a"), page("mcp/b")];
+                let whole = reply_of(&mask_pages(&t, pages(), None, false));
+                let count = |n: &std::sync::atomic::AtomicUsize, yes: bool| {
+                    n.fetch_add(usize::from(yes), std::sync::atomic::Ordering::Relaxed);
+                    yes
                 };
-                let first = mask_pages_where(
-                    &t,
-                    vec![page("a"), page("mcp/b")],
-                    None,
-                    false,
-                    Some(&wanted),
+                let (hit, shown) = Default::default();
+                let wants = |it: &Item| {
+                    count(&hit, !matched_fields(it, &pattern, within).is_empty());
+                    count(&shown, wanted(it, &pattern, within, &words))
+                };
+                // A redactor that has read nothing (the first search after start), then the
+                // same again, the wanted items remembered.
+                let fresh = tools(mode, Vec::new());
+                let wanted = Wanted {
+                    shows: &wants,
+                    after_cache: words_wanted,
+                };
+                let first = mask_pages_where(&fresh, pages(), None, false, Some(wanted));
+                same(&reply_of(&first), &whole, &format!("{q} in {mode:?}"));
+                // Counted on the first search only.
+                let hit = hit.swap(0, std::sync::atomic::Ordering::Relaxed);
+                let shown = shown.swap(0, std::sync::atomic::Ordering::Relaxed);
+                let again = mask_pages_where(&fresh, pages(), None, false, Some(wanted));
+                same(
+                    &reply_of(&again),
+                    &whole,
+                    &format!("{q} in {mode:?}, again"),
                 );
-                assert_eq!(reply_of(&first), whole, "{q} in {mode:?}");
-                // Hits in the external tab: the one masked in both modes.
-                hits += whole.lines().filter(|l| l.starts_with("a[")).count();
-                as_read += read.into_inner();
+                if words_wanted {
+                    let hit_only = |it: &Item| !matched_fields(it, &pattern, within).is_empty();
+                    let wanted = Wanted {
+                        shows: &hit_only,
+                        after_cache: false,
+                    };
+                    let first = mask_pages_where(&t, pages(), None, false, Some(wanted));
+                    differ += usize::from(reply_of(&first) != whole);
+                    for_words += shown - hit;
+                } else {
+                    assert_eq!(shown, hit, "{q}");
+                    // The external tab: the one masked in both modes.
+                    hits += whole.lines().filter(|l| l.starts_with("a[")).count();
+                    matched += hit;
+                }
             }
-            // Many hits, and many items the pattern matched as read that it does not masked (a
-            // secret's own text): those the second match, on the masked text, dropped. ("all"
-            // asks of both tabs' items, "external" of the external tab's.)
+            // Many hits; many items the pattern matched as read that it does not masked (a
+            // secret's own text): those the second match, on the masked text, dropped ("all"
+            // asks of both tabs' items, "external" of the external tab's). Many items masked
+            // for their words alone, and most searches for a mask's word miss hits without them.
             let asked = if mode == Redact::All { 2 * hits } else { hits };
             assert!(hits > 500, "{hits}");
-            assert!(as_read > asked + 300, "{as_read} {hits}");
+            assert!(matched > asked + 300, "{matched} {hits}");
+            assert!(for_words > 1_000, "{for_words}");
+            assert!(differ > 15, "{differ}");
         }
+    }
+
+    /// `got` is `want`, or the first line where they differ is shown (the replies are long).
+    fn same(got: &str, want: &str, what: &str) {
+        let differ = got.lines().zip(want.lines()).find(|(a, b)| a != b);
+        assert!(
+            got == want,
+            "{what}: {differ:?} ({} and {} lines)",
+            got.lines().count(),
+            want.lines().count()
+        );
+    }
+
+    /// The rules read only what a search for a mask's word needs before it replies: its hits as
+    /// read and the items holding a word of a rule that reports a kind whose mask it matches.
+    /// `password` finds a MySQL password given on a command line (its raw text never says
+    /// "password") and leaves unread the texts holding an AWS key but no such word, until the
+    /// search has replied: then they are read and remembered, and the next search finds them so.
+    #[tokio::test]
+    async fn a_search_for_a_masks_word_reads_only_what_may_gain_it() {
+        let secret = "aws AKIAZ3MHQ7XWPLBV4KTN";
+        let mut items: Vec<Item> = (0..50)
+            .map(|i| Item::new(&format!("{secret} {i}"), &[], ""))
+            .collect();
+        items.push(Item::new("mysql -u root -pS3cr3tPw1 app", &[], ""));
+        items.push(Item::new("the password is in the vault", &[], ""));
+        let want = "mode:search|query:password|scope:all|results:2\n\
+             clipboard[50]|\"mysql -u root -p[redacted:password] app\"|[]|match:text|external\n\
+             clipboard[51]|\"the password is in the vault\"|[]|match:text|external";
+        let unread = |t: &ToolState| {
+            let r = t.privacy.redactor_for(true).expect("a redactor");
+            let mut recall = r.recall();
+            assert!(recall.get("mysql -u root -pS3cr3tPw1 app").is_some());
+            (0..50)
+                .filter(|i| recall.get(&format!("{secret} {i}")).is_none())
+                .count()
+        };
+        // What `search` does before its reply.
+        let t = tools(Redact::All, Vec::new());
+        let within = SearchIn {
+            text: true,
+            note: true,
+            tags: true,
+        };
+        let (q, pattern) = ("password", compile("password"));
+        let words = mask_words(q, &pattern, &t.privacy).expect("words");
+        let shows = |it: &Item| wanted(it, &pattern, within, &words);
+        let wanted = Wanted {
+            shows: &shows,
+            after_cache: true,
+        };
+        let page = TabPage {
+            name: "clipboard".into(),
+            total: items.len(),
+            items: items.clone(),
+        };
+        let pages = mask_pages_where(&t, vec![page], None, false, Some(wanted));
+        let show = Show {
+            text: true,
+            tags: true,
+            note: false,
+            version: false,
+        };
+        let replied = reply(&pages, (q, &pattern), Scope::All, within, (0, 20), show);
+        assert_eq!(replied, want);
+        assert_eq!(unread(&t), 50);
+        // And after it.
+        remember_left(&t.privacy, &pages);
+        assert_eq!(unread(&t), 0);
+        // The whole way, a search's cache filled after its reply.
+        let t = tools(Redact::All, vec![("clipboard".into(), items)]);
+        let args = serde_json::json!({"mode": "search", "query": "password", "scope": "all"});
+        let map = args.as_object().cloned().unwrap_or_default();
+        let reply = crate::mcp::read::call(&t, &crate::clipboard::Coverage::All, &map)
+            .await
+            .map(|r| r.text)
+            .unwrap_or_else(|e| e.line());
+        assert_eq!(reply, want);
+        for _ in 0..500 {
+            if unread(&t) == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("{} texts left unread 5 s after the search", unread(&t));
     }
 
     /// The rules read only what a search's pattern matches as read: a search for what no secret
