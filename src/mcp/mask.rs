@@ -2,25 +2,18 @@
 //! computed from that view: an edit is made on the masked text and put back around the secrets,
 //! never answered from the raw one; a version is a keyed hash that tells nothing of the raw text.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use sha2::{Digest, Sha256};
 
 use crate::backend::Item;
-use crate::privacy::Redactor;
+use crate::privacy::{Mask, Redactor};
 
 /// A text as shown: the masked text, and where each mask sits in the raw text and in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct View {
     pub shown: String,
     masks: Vec<Mask>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Mask {
-    raw: Range<usize>,
-    shown: Range<usize>,
 }
 
 /// Why an edit of a masked text was refused.
@@ -35,44 +28,17 @@ pub enum Refused {
 impl View {
     /// `raw` as `redactor` shows it (unchanged without one).
     pub fn of(redactor: Option<&Redactor>, raw: &str) -> Self {
-        let plain = Self {
-            shown: raw.to_owned(),
-            masks: Vec::new(),
-        };
-        let Some(r) = redactor else {
-            return plain;
-        };
-        // The remembered answer first: most texts hold no secret, and their spans are not needed.
-        let masked = match r.redact_remembered(raw) {
-            Cow::Borrowed(_) => return plain,
-            Cow::Owned(m) => m,
-        };
-        let mut shown = String::with_capacity(raw.len());
-        let mut masks = Vec::new();
-        let mut at = 0;
-        for s in r.spans(raw) {
-            shown.push_str(&raw[at..s.start]);
-            let start = shown.len();
-            crate::privacy::push_mask(&mut shown, s.kind);
-            masks.push(Mask {
-                raw: s.start..s.end,
-                shown: start..shown.len(),
-            });
-            at = s.end;
+        // What the reads show of it, and where its masks sit, as the redactor wrote them.
+        match redactor.and_then(|r| r.masked_remembered(raw)) {
+            Some(m) => Self {
+                shown: m.text.to_string(),
+                masks: m.masks.to_vec(),
+            },
+            None => Self {
+                shown: raw.to_owned(),
+                masks: Vec::new(),
+            },
         }
-        shown.push_str(&raw[at..]);
-        if shown != masked {
-            // Built as the redactor builds its masks; should that ever differ, the whole text is
-            // one mask, so that every edit of it is refused rather than made on a wrong map.
-            return Self {
-                masks: vec![Mask {
-                    raw: 0..raw.len(),
-                    shown: 0..masked.len(),
-                }],
-                shown: masked,
-            };
-        }
-        Self { shown, masks }
     }
 
     pub fn is_masked(&self) -> bool {

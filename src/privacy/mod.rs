@@ -344,6 +344,12 @@ impl Redactor {
         }
     }
 
+    /// [`Redactor::redact_remembered`] and where it puts each mask, in one answer; `None` when
+    /// there is nothing to mask.
+    pub fn masked_remembered(&self, text: &str) -> Option<Arc<Masked>> {
+        self.remembered(text)
+    }
+
     /// Where [`Redactor::redact_remembered`] puts each mask, in `text` and in what it returns
     /// (empty when it masks nothing); remembered alike.
     pub fn masks_remembered(&self, text: &str) -> Vec<Mask> {
