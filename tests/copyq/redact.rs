@@ -178,6 +178,38 @@ async fn all_mode_masks_managed_tabs_too() {
                 .join("\n");
             assert_eq!(found, want, "{backend}: {query}");
         }
+        // Words of the kinds a mask shows: `access-token` matches no raw text, only the key's
+        // mask, which a text gains only if it holds a keyword of the AWS rule (`AKIA`): those
+        // items are masked before the search replies, the rest after. `password` matches the
+        // password manager's item, hidden whatever it holds.
+        for (query, want) in [
+            (
+                "access-token",
+                vec![
+                    format!("info[0]|\"{MASKED}\"|[]|match:text"),
+                    format!("clip[1]|\"{MASKED}\"|[t]|match:text,note|external"),
+                ],
+            ),
+            (
+                "password",
+                vec!["clip[0]|\"[redacted:password-manager]\"|[]|match:text|external".to_owned()],
+            ),
+        ] {
+            for round in ["first", "again"] {
+                let found = ok(
+                    &c,
+                    "mcp_read",
+                    json!({"mode": "search", "query": query, "scope": "all"}),
+                )
+                .await;
+                let header = format!("mode:search|query:{query}|scope:all|results:{}", want.len());
+                let want = std::iter::once(header)
+                    .chain(want.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                assert_eq!(found, want, "{backend}: {query}, {round}");
+            }
+        }
         let list = ok(
             &c,
             "mcp_read",
