@@ -104,7 +104,7 @@ const OWN: &[Rule] = &[
     ),
 ];
 
-const CUSTOM: &str = "custom";
+pub const CUSTOM: &str = "custom";
 
 pub struct Builtin {
     rules: Vec<&'static Rule>,
@@ -233,21 +233,23 @@ impl Builtin {
         on
     }
 
-    /// The gate words of the rules whose kind `pick` picks (such a rule runs only on a text
-    /// holding one: [`Builtin::open`]), or `None` when one of them is gated by a shape instead,
-    /// or the owner's patterns are picked (they run on every text).
-    pub fn words_of(&self, pick: impl Fn(&str) -> bool) -> Option<Vec<&'static str>> {
-        let mut out = Vec::new();
+    /// The gates of the rules whose kind `pick` picks (such a rule runs only on a text its gate
+    /// opens: [`Builtin::open`]): their words, and the shape gates apart. `None` when the owner's
+    /// patterns are picked (they run on every text).
+    pub fn gates_of(&self, pick: impl Fn(&str) -> bool) -> Option<(Vec<&'static str>, Vec<Gate>)> {
+        let (mut words, mut shapes) = (Vec::new(), Vec::new());
         for r in self.rules.iter().filter(|r| pick(r.kind)) {
             match r.gate {
-                Gate::Words(ws) => out.extend_from_slice(ws),
-                Gate::TokenRun(_) | Gate::DigitRun(_) | Gate::IbanStart => return None,
+                Gate::Words(ws) => words.extend_from_slice(ws),
+                gate @ (Gate::TokenRun(_) | Gate::DigitRun(_) | Gate::IbanStart) => {
+                    shapes.push(gate);
+                }
             }
         }
         if self.has_custom() && pick(CUSTOM) {
             return None;
         }
-        Some(out)
+        Some((words, shapes))
     }
 
     /// Whether the owner gave patterns of their own (they run on every text).

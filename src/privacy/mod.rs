@@ -113,19 +113,19 @@ pub struct Redactor {
     scratch: Mutex<Vec<Scratch>>,
     /// Both rule sets' words in one automaton: most texts hold none, and one plain search says
     /// so where each set's overlapping search would read the text again.
-    any_word: automata::AnyWord,
+    any_word: Arc<automata::AnyWord>,
     /// Every text a mask may put in place of a secret, sorted: see [`Redactor::mask_texts`].
     mask_texts: Vec<String>,
-    /// The words of the sets of mask texts asked for last (by which of `mask_texts` each asked):
-    /// see [`Redactor::mask_words`].
-    words_kept: Mutex<Vec<WordsKept>>,
+    /// The gates of the sets of mask texts asked for last (by which of `mask_texts` each asked):
+    /// see [`Redactor::mask_gates`].
+    gates_kept: Mutex<Vec<GatesKept>>,
 }
 
-/// Which of the mask texts a search's pattern matched, and their words.
-type WordsKept = (Vec<bool>, Option<Arc<MaskWords>>);
+/// Which of the mask texts a search's pattern matched, and their gates.
+type GatesKept = (Vec<bool>, Option<Arc<MaskGates>>);
 
-/// How many sets of mask words a redactor keeps.
-const WORDS_KEPT: usize = 4;
+/// How many sets of mask gates a redactor keeps.
+const GATES_KEPT: usize = 2;
 
 #[derive(Default)]
 struct Scratch {
@@ -176,9 +176,9 @@ impl Privacy {
         self.redactor.as_deref().map(Redactor::mask_texts)
     }
 
-    /// See [`Redactor::mask_words`]; `None` when this mode redacts nothing.
-    pub fn mask_words(&self, shows: impl Fn(&str) -> bool) -> Option<Arc<MaskWords>> {
-        self.redactor.as_deref()?.mask_words(shows)
+    /// See [`Redactor::mask_gates`]; `None` when this mode redacts nothing.
+    pub fn mask_gates(&self, shows: impl Fn(&str) -> bool) -> Option<Arc<MaskGates>> {
+        self.redactor.as_deref()?.mask_gates(shows)
     }
 
     /// The redactor for a tab, if this mode redacts it.
@@ -233,6 +233,7 @@ impl Redactor {
         let words = gitleaks.words().iter().map(String::as_str);
         let any_word = automata::AnyWord::new(words.chain(builtin.words().iter().copied()))
             .map_err(PatternError::Rules)?;
+        let any_word = Arc::new(any_word);
         let mut mask_texts: Vec<String> = gitleaks
             .kinds()
             .chain(builtin.kinds())
@@ -252,7 +253,7 @@ impl Redactor {
             scratch: Mutex::default(),
             any_word,
             mask_texts,
-            words_kept: Mutex::default(),
+            gates_kept: Mutex::default(),
         })
     }
 
@@ -264,19 +265,19 @@ impl Redactor {
         &self.mask_texts
     }
 
-    /// The words without which a text gains no mask whose text `shows` holds of: the gate words
-    /// of every rule reporting such a kind (a mask of a kind is written only where a rule of that
-    /// kind found a span, and a rule runs only on a text its gate opens). A search whose pattern
-    /// matches some kinds' masks need mask only the texts holding one of these words, beside
-    /// those it matches as read. `None` when that cannot be said with words: a rule of such a
-    /// kind is gated by a shape (a long run of token characters or digits), or the owner's
-    /// patterns report one. The password manager's mask is not asked about: an item it hides
-    /// is hidden by its flag, whatever its text. The last few sets asked for are kept (their
-    /// automaton takes up to a millisecond to build; asking `shows` of each mask text, 30 µs).
-    pub fn mask_words(&self, shows: impl Fn(&str) -> bool) -> Option<Arc<MaskWords>> {
+    /// What a text must hold to gain a mask whose text `shows` holds of: the gate of every rule
+    /// reporting such a kind, a word or a shape (a mask of a kind is written only where a rule of
+    /// that kind found a span, and a rule runs only on a text its gate opens). A search whose
+    /// pattern matches some kinds' masks need mask only the texts that open one of these gates,
+    /// beside those it matches as read. `None` when the owner's patterns report such a kind
+    /// (they run on every text). The password manager's mask is not asked about: an item it
+    /// hides is hidden by its flag, whatever its text. The last two sets asked for are kept
+    /// (their automaton takes up to a millisecond to build; asking `shows` of each mask text,
+    /// 30 µs).
+    pub fn mask_gates(&self, shows: impl Fn(&str) -> bool) -> Option<Arc<MaskGates>> {
         let picked: Vec<bool> = self.mask_texts.iter().map(|m| shows(m)).collect();
         let cache = || {
-            self.words_kept
+            self.gates_kept
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
         };
@@ -296,26 +297,48 @@ impl Redactor {
                 .binary_search(&mask)
                 .is_ok_and(|i| picked[i])
         };
-        let words = self.words_of(pick).map(Arc::new);
+        let words = self.gates_of(pick).map(Arc::new);
         let mut kept = cache();
         kept.insert(0, (picked, words.clone()));
-        kept.truncate(WORDS_KEPT);
+        kept.truncate(GATES_KEPT);
         words
     }
 
-    /// [`Redactor::mask_words`] of the kinds `pick` picks, built.
-    fn words_of(&self, pick: impl Fn(&str) -> bool + Copy) -> Option<MaskWords> {
-        let mut words: Vec<&str> = self.builtin.words_of(pick)?;
+    /// [`Redactor::mask_gates`] of the kinds `pick` picks, built.
+    fn gates_of(&self, pick: impl Fn(&str) -> bool + Copy) -> Option<MaskGates> {
+        let (mut words, shapes) = self.builtin.gates_of(pick)?;
         words.extend(self.gitleaks.words_of(pick));
-        if words.is_empty() {
-            return Some(MaskWords(None));
-        }
+        // Every kind (a pattern matching `redacted`, or a letter of it): all the words, whose
+        // automaton the redactor has (790 KB); else one of the words picked (up to 370 KB, 1 ms).
+        let every = self.builtin.kinds().filter(|&k| k != builtin::CUSTOM);
+        let every = every.chain(self.gitleaks.kinds()).all(pick);
         // As both rule sets' own word searches: ASCII in any case, other bytes as they are. A
         // search asks it of every field it does not match as read: the redactor's own one-pass
         // automaton, without a prefilter (`-p`, `pass`: one would stop at every other letter).
-        automata::AnyWord::new(words)
-            .ok()
-            .map(|words| MaskWords(Some(words)))
+        let words = if every {
+            Some(Arc::clone(&self.any_word))
+        } else if words.is_empty() {
+            None
+        } else {
+            Some(Arc::new(automata::AnyWord::new(words).ok()?))
+        };
+        // Runs shorter than every picked shape gate asks for are not measured.
+        let mut floors = shapes::Floors {
+            token: usize::MAX,
+            digits: usize::MAX,
+        };
+        for gate in &shapes {
+            match *gate {
+                rule::Gate::TokenRun(n) => floors.token = floors.token.min(n),
+                rule::Gate::DigitRun(n) => floors.digits = floors.digits.min(n),
+                rule::Gate::Words(_) | rule::Gate::IbanStart => {}
+            }
+        }
+        Some(MaskGates {
+            words,
+            shapes,
+            floors,
+        })
     }
 
     /// The secrets in `text`: sorted, overlaps merged, each on whole characters.
@@ -434,19 +457,32 @@ impl Redactor {
     }
 }
 
-/// The words a text must hold to gain a mask of some kinds: [`Redactor::mask_words`].
-pub struct MaskWords(Option<automata::AnyWord>);
+/// What a text must hold to gain a mask of some kinds (a gate word or a shape of a rule of one
+/// of them): [`Redactor::mask_gates`].
+pub struct MaskGates {
+    words: Option<Arc<automata::AnyWord>>,
+    shapes: Vec<rule::Gate>,
+    floors: shapes::Floors,
+}
 
-impl MaskWords {
-    /// Whether `text` may gain such a mask: it holds one of the words.
+impl MaskGates {
+    /// Whether `text` may gain such a mask: it holds one of the words, or one of the shapes.
     pub fn may_gain(&self, text: &str) -> bool {
-        self.0.as_ref().is_some_and(|w| w.is_match(text.as_bytes()))
+        let bytes = text.as_bytes();
+        if self.words.as_ref().is_some_and(|w| w.is_match(bytes)) {
+            return true;
+        }
+        if self.shapes.is_empty() {
+            return false;
+        }
+        let shapes = shapes::Shapes::of(bytes, self.floors);
+        self.shapes.iter().any(|&gate| shapes.open(gate))
     }
 
     /// Whether no text can gain such a mask (no kind's mask was asked for, or their rules have
-    /// no words and so never run).
+    /// neither words nor shapes and so never run).
     pub fn none(&self) -> bool {
-        self.0.is_none()
+        self.words.is_none() && self.shapes.is_empty()
     }
 }
 

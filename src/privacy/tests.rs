@@ -205,14 +205,14 @@ fn remembered_texts_are_masked_exactly_as_the_rules_mask_them() {
     );
 }
 
-/// The words a mask's kinds are found by: the gate words of the rules reporting them, of both
-/// sets; none where no kind is asked for; no words at all (so every text may gain one) where a
-/// kind found by a shape or the owner's patterns is.
+/// What a text must hold to gain a mask's kinds: the gate words of the rules reporting them, of
+/// both sets, or their shapes; nothing where no kind is asked for; `None` (every text may gain
+/// one) where the owner's patterns are.
 #[test]
-fn mask_words_are_the_gates_of_the_kinds_asked() {
+fn mask_gates_are_the_gates_of_the_kinds_asked() {
     let r = redactor();
     let password = r
-        .mask_words(|m| m == "[redacted:password]")
+        .mask_gates(|m| m == "[redacted:password]")
         .expect("password rules are gated by words");
     for text in [
         "mysql -u me -pX",
@@ -230,20 +230,39 @@ fn mask_words_are_the_gates_of_the_kinds_asked() {
         assert!(!password.may_gain(text), "{text}");
     }
     // Kept: asked again, the same set's words are not built again.
-    let again = r.mask_words(|m| m == "[redacted:password]").expect("words");
+    let again = r.mask_gates(|m| m == "[redacted:password]").expect("words");
     assert!(Arc::ptr_eq(&password, &again));
     // A gitleaks kind: its rule's keywords.
     let aws = r
-        .mask_words(|m| m == "[redacted:aws-access-token]")
+        .mask_gates(|m| m == "[redacted:aws-access-token]")
         .expect("gitleaks rules are gated by keywords");
     assert!(aws.may_gain("aws AKIAZ3MHQ7XWPLBV4KTN"));
     assert!(!aws.may_gain("mysql -u me -pX"));
-    let nothing = r.mask_words(|_| false).expect("words");
+    let nothing = r.mask_gates(|_| false).expect("words");
     assert!(nothing.none() && !nothing.may_gain("password"));
-    assert!(r.mask_words(|m| m == "[redacted:card]").is_none());
-    assert!(r.mask_words(|m| m == "[redacted:high-entropy]").is_none());
-    assert!(r.mask_words(|m| m == "[redacted:custom]").is_some());
+    // Kinds found by a shape: a run of 13 digits for a card, of token characters for a random
+    // token, not a word.
+    let card = r
+        .mask_gates(|m| m == "[redacted:card]")
+        .expect("a shape gate");
+    assert!(card.may_gain("pay 4111 1111 1111 1111 now") && !card.may_gain("call 555 1234"));
+    assert!(!card.may_gain("password: hunter2"));
+    let random = r
+        .mask_gates(|m| m == "[redacted:high-entropy]")
+        .expect("a shape gate");
+    assert!(random.may_gain("id Zq8pX2vL9mK4nB7cR1tY6wE3sD5fG0hJ"));
+    assert!(!random.may_gain("a short one: Zq8pX2vL9mK4"));
+    assert!(r.mask_gates(|m| m == "[redacted:custom]").is_some());
+    // Every kind: the redactor's own automaton of all the words, not a copy.
+    let every = r.mask_gates(|_| true).expect("gates");
+    assert!(
+        every
+            .words
+            .as_ref()
+            .is_some_and(|w| Arc::ptr_eq(w, &r.any_word))
+    );
+    assert!(every.may_gain("aws AKIAZ3MHQ7XWPLBV4KTN") && every.may_gain("4111 1111 1111 1111"));
     let own = Redactor::new(&["sk-own-[0-9]+".to_owned()]).expect("builds");
-    assert!(own.mask_words(|m| m == "[redacted:custom]").is_none());
-    assert!(own.mask_words(|m| m == "[redacted:password]").is_some());
+    assert!(own.mask_gates(|m| m == "[redacted:custom]").is_none());
+    assert!(own.mask_gates(|m| m == "[redacted:password]").is_some());
 }

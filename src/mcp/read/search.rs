@@ -15,7 +15,7 @@ use crate::clipboard::{Coverage, Scope};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
 use crate::mcp::format::{Show, one_line, push_content_field, push_quoted, push_tag_list, showing};
-use crate::privacy::{MaskWords, Privacy};
+use crate::privacy::{MaskGates, Privacy};
 
 /// Which of the searched fields of `it` match, in `text,note,tags` order.
 fn matched_fields(it: &Item, pattern: &Regex, within: SearchIn) -> Vec<&'static str> {
@@ -44,16 +44,16 @@ pub(super) async fn search(
     // Held until the scope's items are freed: the next search reads only then. The semaphore is
     // never closed; were it, the search would go on without a turn.
     let turn = Arc::clone(&tools.whole_reads).acquire_owned().await.ok();
-    let words = mask_words(query, pattern, &tools.privacy);
+    let gates = mask_gates(query, pattern, &tools.privacy);
     let shows = |it: &Item| {
-        words
+        gates
             .as_ref()
-            .is_some_and(|w| wanted(it, pattern, within, w))
+            .is_some_and(|g| wanted(it, pattern, within, g))
     };
-    // A search with words to look for asks the cache first: the items it leaves are remembered
+    // A search with gates to look for asks the cache first: the items it leaves are remembered
     // after its reply (below), and a warm search then compares each text once.
-    let fill = words.as_ref().is_some_and(|w| !w.none());
-    let wanted = words.as_ref().map(|_| Wanted {
+    let fill = gates.as_ref().is_some_and(|g| !g.none());
+    let wanted = gates.as_ref().map(|_| Wanted {
         shows: &shows,
         after_cache: fill,
     });
@@ -81,7 +81,7 @@ pub(super) async fn search(
     Ok(reply)
 }
 
-/// The words an item must hold, unless the pattern matches it as read, for a search to mask it
+/// What an item must hold, unless the pattern matches it as read, for a search to mask it
 /// ([`wanted`]); `None` when every item must be masked before the pattern is asked. A masked text
 /// is the raw text's pieces, unchanged, with a mask text between them (`[redacted:KIND]`, `[` to
 /// `]`). A match that is not empty and holds no `[` or `]` lies either inside one piece, or inside
@@ -90,22 +90,22 @@ pub(super) async fn search(
 /// only): those hold inside a piece as they hold in the raw text, and at a piece's edge the
 /// mask's bracket beside it is neither (a word boundary is refused: there a bracket and a
 /// secret's last letter differ). Inside a mask of kind K it is a match in that mask alone, which
-/// a text gains only where a rule of kind K found a span, so only if it holds one of that rule's
-/// gate words ([`crate::privacy::Redactor::mask_words`]). So a search masks only the items its
-/// pattern matches as read and those holding a word of the kinds whose masks it matches (none
-/// for most patterns: `needle \d+`), when:
+/// a text gains only where a rule of kind K found a span, so only if it opens that rule's gate:
+/// a word, or a shape (a long run of digits or token characters, an IBAN's start;
+/// [`crate::privacy::Redactor::mask_gates`]). So a search masks only the items its pattern
+/// matches as read and those opening a gate of the kinds whose masks it matches (none for most
+/// patterns: `needle \d+`), when:
 /// - the pattern never matches an empty text, nor a text holding `[` or `]` (no literal or class
 ///   of it holds either);
 /// - it asks nothing of its surroundings but text and `\n`-line edges;
-/// - the kinds whose masks it matches are all found by rules gated by words (not `.`, `d:` or
-///   `redacted`, which match the masks of long random tokens and cards too).
+/// - no kind whose mask it matches is the owner's patterns' (`custom`: they run on every text).
 ///
 /// A password manager's items are masked whatever they hold (see [`mask_pages_where`]).
 /// `query` is parsed as `compile` in `query.rs` parses it (case-insensitive); a query that does
 /// not parse here is searched the whole way.
 ///
 /// [`mask_pages_where`]: super::redact::mask_pages_where
-fn mask_words(query: &str, pattern: &Regex, privacy: &Privacy) -> Option<Arc<MaskWords>> {
+fn mask_gates(query: &str, pattern: &Regex, privacy: &Privacy) -> Option<Arc<MaskGates>> {
     let hir = regex_syntax::ParserBuilder::new()
         .case_insensitive(true)
         .build()
@@ -115,22 +115,22 @@ fn mask_words(query: &str, pattern: &Regex, privacy: &Privacy) -> Option<Arc<Mas
     if !(never_empty && plain(&hir)) {
         return None;
     }
-    privacy.mask_words(|mask| pattern.is_match(mask))
+    privacy.mask_gates(|mask| pattern.is_match(mask))
 }
 
-/// Whether a search (`pattern` in the fields `within`, `words` from [`mask_words`]) must mask `it`
+/// Whether a search (`pattern` in the fields `within`, `gates` from [`mask_gates`]) must mask `it`
 /// to know whether it is a hit: it is one as read, or one of those fields may gain a mask the
 /// pattern matches.
-fn wanted(it: &Item, pattern: &Regex, within: SearchIn, words: &MaskWords) -> bool {
+fn wanted(it: &Item, pattern: &Regex, within: SearchIn, gates: &MaskGates) -> bool {
     if !matched_fields(it, pattern, within).is_empty() {
         return true;
     }
-    if words.none() {
+    if gates.none() {
         return false;
     }
-    (within.text && words.may_gain(&it.text))
-        || (within.note && words.may_gain(&it.note))
-        || (within.tags && it.tags.iter().any(|t| words.may_gain(t)))
+    (within.text && gates.may_gain(&it.text))
+        || (within.note && gates.may_gain(&it.note))
+        || (within.tags && it.tags.iter().any(|t| gates.may_gain(t)))
 }
 
 /// Whether `hir` matches no `[` or `]` and asks nothing of its surroundings but the start or end
@@ -175,7 +175,7 @@ fn reply(
     {
         for (i, it) in page.items.iter().enumerate() {
             if left.get(i) == Some(&true) {
-                // Not a hit masked either (see `mask_words`).
+                // Not a hit masked either (see `mask_gates`).
                 continue;
             }
             let fields = matched_fields(it, pattern, within);
@@ -252,18 +252,18 @@ mod tests {
     }
 
     /// How a search of `query` masks, "all": `None` every item, `Some(false)` only those it
-    /// matches as read, `Some(true)` those and the ones holding a word of the kinds whose masks
-    /// it matches.
+    /// matches as read, `Some(true)` those and the ones opening a gate (a word, a shape) of the
+    /// kinds whose masks it matches.
     fn masking(query: &str) -> Option<bool> {
         let privacy = Privacy::new(Redact::All, &[]).expect("builds");
-        mask_words(query, &compile(query), &privacy).map(|w| !w.none())
+        mask_gates(query, &compile(query), &privacy).map(|w| !w.none())
     }
 
     /// Searched as read, then masked: patterns that match no bracket, no mask text, nothing empty
-    /// and no word boundary. With the words of the kinds a mask shows too: `password`, `aws`,
-    /// `key`, which match `[redacted:password]` and the like. The rest the whole way: patterns
-    /// matching brackets, nothing, a word's edge, or the masks of kinds gated by shapes (random
-    /// tokens, cards: every mask matches `d:`).
+    /// and no word boundary. With the gates of the kinds a mask shows too: `password`, `aws`,
+    /// `key`, which match `[redacted:password]` and the like, and `card`, `redacted`, `d:`, which
+    /// match masks of kinds found by a shape (every mask matches `d:`). The rest the whole way:
+    /// patterns matching brackets, nothing or a word's edge, or the owner's patterns' masks.
     #[test]
     fn which_patterns_are_searched_as_read_first() {
         for q in [
@@ -292,15 +292,15 @@ mod tests {
             "admin",
             "otp",
             "cookie",
-        ] {
-            assert_eq!(masking(q), Some(true), "{q}");
-        }
-        for q in [
             "redacted",
             "d:",
             "high",
             "card",
             "iban",
+        ] {
+            assert_eq!(masking(q), Some(true), "{q}");
+        }
+        for q in [
             "(?m)^x.y$",
             "\\[",
             "x\\]",
@@ -318,10 +318,14 @@ mod tests {
         ] {
             assert_eq!(masking(q), None, "{q}");
         }
+        // The owner's patterns run on every text: a pattern matching their mask, the whole way.
+        let own = Privacy::new(Redact::All, &["sk-own-[0-9]+".to_owned()]).expect("builds");
+        assert!(mask_gates("custom", &compile("custom"), &own).is_none());
+        assert!(mask_gates("password", &compile("password"), &own).is_some());
     }
 
-    /// Every mask a redactor writes is one of its mask texts, in a text holding a word of its
-    /// kind's rules unless they are gated by a shape: what `mask_words` relies on. Each text of
+    /// Every mask a redactor writes is one of its mask texts, in a text opening a gate of its
+    /// kind's rules unless they are the owner's: what `mask_gates` relies on. Each text of
     /// both corpora masked, and each mask read back.
     #[test]
     fn every_mask_written_is_a_mask_text() {
@@ -331,7 +335,13 @@ mod tests {
             include_str!("../../../tests/fixtures/secrets/clipboard.jsonl"),
             include_str!("../../../tests/fixtures/secrets/clipboard_heldout.jsonl"),
         ];
-        let (mut masks, mut worded, mut shaped) = (0, 0, 0);
+        // Masks of kinds their rules find by shape, not by word.
+        const SHAPED: [&str; 3] = [
+            "[redacted:card]",
+            "[redacted:iban]",
+            "[redacted:high-entropy]",
+        ];
+        let (mut masks, mut gated, mut shaped, mut custom) = (0, 0, 0, 0);
         for line in corpus.iter().flat_map(|c| c.lines()) {
             let Some(text) = serde_json::from_str::<Value>(line)
                 .ok()
@@ -347,20 +357,27 @@ mod tests {
                     masks_of(&privacy).iter().any(|t| t == piece),
                     "{piece} is no mask text"
                 );
-                // And the text holds a word of its kind's rules, unless they are gated by shapes
-                // or are the owner's: a search that does not mask it can miss no such mask.
-                match privacy.mask_words(|mask| mask == piece) {
-                    Some(words) => {
-                        assert!(words.may_gain(&text), "{piece} without its words in {text}");
-                        worded += 1;
+                // And the text opens a gate of its kind's rules (a word or a shape), unless they
+                // are the owner's: a search that does not mask it can miss no such mask.
+                match privacy.mask_gates(|mask| mask == piece) {
+                    Some(gates) => {
+                        assert!(gates.may_gain(&text), "{piece} without its gate in {text}");
+                        gated += 1;
+                        shaped += usize::from(SHAPED.contains(&piece));
                     }
-                    None => shaped += 1,
+                    None => {
+                        assert_eq!(piece, "[redacted:custom]");
+                        custom += 1;
+                    }
                 }
                 masks += 1;
             }
         }
         assert!(masks > 4_000, "{masks}");
-        assert!(worded > 2_000 && shaped > 1_000, "{worded} {shaped}");
+        assert!(
+            gated > 2_000 && shaped > 100 && custom > 1_000,
+            "{gated} {shaped} {custom}"
+        );
         assert!(
             masks_of(&privacy)
                 .iter()
@@ -451,6 +468,12 @@ mod tests {
             "credentials",
             "wireguard",
             "stripe",
+            // Kinds found by a shape (a run of digits or token characters, an IBAN's start).
+            "card",
+            "iban",
+            "entropy",
+            "redacted",
+            "d:",
         ];
         let everywhere = SearchIn {
             text: true,
@@ -477,7 +500,7 @@ mod tests {
             let searches = searches.chain(masks_words[..4].iter().map(|q| (q, beside, true)));
             for (q, within, words_wanted) in searches {
                 let pattern = compile(q);
-                let words = mask_words(q, &pattern, &t.privacy).expect("not the whole way");
+                let words = mask_gates(q, &pattern, &t.privacy).expect("not the whole way");
                 assert_eq!(!words.none(), words_wanted, "{q}");
                 let reply_of = |pages: &[Masked]| {
                     reply(
@@ -589,7 +612,7 @@ mod tests {
             tags: true,
         };
         let (q, pattern) = ("password", compile("password"));
-        let words = mask_words(q, &pattern, &t.privacy).expect("words");
+        let words = mask_gates(q, &pattern, &t.privacy).expect("words");
         let shows = |it: &Item| wanted(it, &pattern, within, &words);
         let wanted = Wanted {
             shows: &shows,
