@@ -107,13 +107,20 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         .map(|(_, args, ..)| tool_call(args))
         .expect("the search operation");
     // `needle \d+` matches no mask's text: "all" masks only the items it matches as read. A
-    // word of a mask's kinds (`password`, which people search for) matches masks: then every
-    // item is masked before it is matched, as every search was before.
+    // word of a mask's kinds (`password`, which people search for) matches masks: then the
+    // items holding a word of those kinds' rules too. `key=\S+` may match across a mask's edge
+    // (`\S` matches a bracket): then the items opening any rule's gate.
     let mut masks = search.clone();
     masks["params"]["arguments"]["query"] = json!("password");
+    let mut edge = search.clone();
+    edge["params"]["arguments"]["query"] = json!("key=\\S+");
     let searches = [
         ("search 10,000 items (`needle \\d+`)", &search),
         ("search 10,000 items (`password`, a mask's word)", &masks),
+        (
+            "search 10,000 items (`key=\\S+`, across a mask's edge)",
+            &edge,
+        ),
     ];
     for what in searches {
         for row in first_search(copyq, http, what).await {
@@ -128,6 +135,12 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
             (
                 "search 10,000 items (`password`, a mask's word)",
                 json!({"mode": "search", "query": "password", "scope": "mcp"}),
+                10,
+                30,
+            ),
+            (
+                "search 10,000 items (`key=\\S+`, across a mask's edge)",
+                json!({"mode": "search", "query": "key=\\S+", "scope": "mcp"}),
                 10,
                 30,
             ),
