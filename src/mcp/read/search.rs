@@ -82,46 +82,40 @@ pub(super) async fn search(
 }
 
 /// What an item must hold, unless the pattern matches it as read, for a search to mask it
-/// ([`wanted`]); `None` when every item must be masked before the pattern is asked (the owner's
-/// patterns run on every text, and a pattern matching their mask may match any masked text).
-///
-/// A text that opens no rule's gate (a word, or a shape: a long run of digits or token
-/// characters, an IBAN's start; [`crate::privacy::Redactor::mask_gates`]) gains no mask, so it is
-/// shown as read and any pattern matches it masked where it matches it as read: a search need
-/// mask only the items its pattern matches as read and those opening some gate. Most patterns
-/// narrow that further. A masked text is the raw text's pieces, unchanged, with a mask text
-/// between them (`[redacted:KIND]`, `[` to `]`). A match that is not empty and holds no `[` or
-/// `]` lies either inside one piece, or inside a mask short of its brackets. Inside a piece it is
-/// a match in the raw text when the pattern asks nothing of a match's surroundings but the start
-/// or end of the text or of a line (`\n` only): those hold inside a piece as they hold in the raw
-/// text, and at a piece's edge the mask's bracket beside it is neither (a word boundary is
-/// refused: there a bracket and a secret's last letter differ). Inside a mask of kind K it is a
-/// match in that mask alone, which a text gains only where a rule of kind K found a span, so only
-/// if it opens that rule's gate. So when
+/// ([`wanted`]); `None` when every item must be masked before the pattern is asked. A masked text
+/// is the raw text's pieces, unchanged, with a mask text between them (`[redacted:KIND]`, `[` to
+/// `]`). A match that is not empty and holds no `[` or `]` lies either inside one piece, or inside
+/// a mask short of its brackets. Inside a piece it is a match in the raw text when the pattern
+/// asks nothing of a match's surroundings but the start or end of the text or of a line (`\n`
+/// only): those hold inside a piece as they hold in the raw text, and at a piece's edge the
+/// mask's bracket beside it is neither (a word boundary is refused: there a bracket and a
+/// secret's last letter differ). Inside a mask of kind K it is a match in that mask alone, which
+/// a text gains only where a rule of kind K found a span, so only if it opens that rule's gate:
+/// a word, or a shape (a long run of digits or token characters, an IBAN's start;
+/// [`crate::privacy::Redactor::mask_gates`]). So a search masks only the items its pattern
+/// matches as read and those opening a gate of the kinds whose masks it matches (none for most
+/// patterns: `needle \d+`), when:
 /// - the pattern never matches an empty text, nor a text holding `[` or `]` (no literal or class
-///   of it holds either), and
-/// - it asks nothing of its surroundings but text and `\n`-line edges,
-///
-/// a search masks only the items it matches as read and those opening a gate of the kinds whose
-/// masks it matches (none for most patterns: `needle \d+`); else (`.`, `\W`, `\b`, `[`) those
-/// opening any gate.
+///   of it holds either);
+/// - it asks nothing of its surroundings but text and `\n`-line edges;
+/// - no kind whose mask it matches is the owner's patterns' (`custom`: they run on every text).
 ///
 /// A password manager's items are masked whatever they hold (see [`mask_pages_where`]).
-/// `query` is parsed as `compile` in `query.rs` parses it (case-insensitive).
+/// `query` is parsed as `compile` in `query.rs` parses it (case-insensitive); a query that does
+/// not parse here is searched the whole way.
 ///
 /// [`mask_pages_where`]: super::redact::mask_pages_where
 fn mask_gates(query: &str, pattern: &Regex, privacy: &Privacy) -> Option<Arc<MaskGates>> {
-    let parsed = regex_syntax::ParserBuilder::new()
+    let hir = regex_syntax::ParserBuilder::new()
         .case_insensitive(true)
         .build()
-        .parse(query);
-    let narrow = parsed
-        .is_ok_and(|hir| hir.properties().minimum_len().is_some_and(|n| n > 0) && plain(&hir));
-    if narrow {
-        privacy.mask_gates(|mask| pattern.is_match(mask))
-    } else {
-        privacy.mask_gates(|_| true)
+        .parse(query)
+        .ok()?;
+    let never_empty = hir.properties().minimum_len().is_some_and(|n| n > 0);
+    if !(never_empty && plain(&hir)) {
+        return None;
     }
+    privacy.mask_gates(|mask| pattern.is_match(mask))
 }
 
 /// Whether a search (`pattern` in the fields `within`, `gates` from [`mask_gates`]) must mask `it`
@@ -268,9 +262,8 @@ mod tests {
     /// Searched as read, then masked: patterns that match no bracket, no mask text, nothing empty
     /// and no word boundary. With the gates of the kinds a mask shows too: `password`, `aws`,
     /// `key`, which match `[redacted:password]` and the like, and `card`, `redacted`, `d:`, which
-    /// match masks of kinds found by a shape (every mask matches `d:`). Patterns matching
-    /// brackets, nothing or a word's edge: with the gates of every kind. Only a pattern matching
-    /// the owner's patterns' mask, the whole way.
+    /// match masks of kinds found by a shape (every mask matches `d:`). The rest the whole way:
+    /// patterns matching brackets, nothing or a word's edge, or the owner's patterns' masks.
     #[test]
     fn which_patterns_are_searched_as_read_first() {
         for q in [
@@ -290,8 +283,6 @@ mod tests {
         ] {
             assert_eq!(masking(q), Some(false), "{q}");
         }
-        let privacy = Privacy::new(Redact::All, &[]).expect("builds");
-        let every = privacy.mask_gates(|_| true).expect("gates");
         for q in [
             "password",
             "PASSWORD",
@@ -325,13 +316,11 @@ mod tests {
             "(a|)",
             "[[:punct:]]",
         ] {
-            let gates = mask_gates(q, &compile(q), &privacy).expect("gates");
-            assert!(Arc::ptr_eq(&gates, &every), "{q}");
+            assert_eq!(masking(q), None, "{q}");
         }
         // The owner's patterns run on every text: a pattern matching their mask, the whole way.
         let own = Privacy::new(Redact::All, &["sk-own-[0-9]+".to_owned()]).expect("builds");
         assert!(mask_gates("custom", &compile("custom"), &own).is_none());
-        assert!(mask_gates("a.b", &compile("a.b"), &own).is_none());
         assert!(mask_gates("password", &compile("password"), &own).is_some());
     }
 
@@ -485,16 +474,6 @@ mod tests {
             "entropy",
             "redacted",
             "d:",
-            // Patterns that may match across a mask's edge: every kind's gates.
-            "a.b",
-            "\\bkey\\b",
-            "\\W\\w{3}\\]",
-            "d\\]",
-            // Across a mask's edge: `redis://[redacted:url-credentials]@host`.
-            "://\\[",
-            "\\]@",
-            "[^a-z ]{6}",
-            "(?s)-----.*-----",
         ];
         let everywhere = SearchIn {
             text: true,
