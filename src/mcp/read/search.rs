@@ -67,10 +67,9 @@ pub(super) async fn search(
         show,
     );
     // Freeing 10,000 items and more takes longer than matching them: done on a blocking thread,
-    // with the turn, so that the reply does not wait for it. The items a search for a mask's
-    // word left unmasked are masked there first, into the redactor's cache: the first such
-    // search after start replies without the rules reading a whole history, the next finds it
-    // remembered (and no search leaves a history partly read by the rules).
+    // with the turn, so that the reply does not wait for it. The items a search with gates left
+    // unmasked are masked there first, into the redactor's cache: the first such search after
+    // start replies without the rules reading a whole history, the next finds it remembered.
     let privacy = tools.privacy.clone();
     tokio::task::spawn_blocking(move || {
         if fill {
