@@ -234,22 +234,23 @@ impl Builtin {
     }
 
     /// The gates of the rules whose kind `pick` picks (such a rule runs only on a text its gate
-    /// opens: [`Builtin::open`]): their words, and the shape gates apart. `None` when the owner's
-    /// patterns are picked (they run on every text).
-    pub fn gates_of(&self, pick: impl Fn(&str) -> bool) -> Option<(Vec<&'static str>, Vec<Gate>)> {
-        let (mut words, mut shapes) = (Vec::new(), Vec::new());
-        for r in self.rules.iter().filter(|r| pick(r.kind)) {
+    /// opens: [`Builtin::open`]): their words, and apart the rules gated by a shape. `None` when
+    /// the owner's patterns are picked (they run on every text).
+    pub fn gates_of(
+        &self,
+        pick: impl Fn(&str) -> bool,
+    ) -> Option<(Vec<&'static str>, Vec<&'static Rule>)> {
+        let (mut words, mut shaped) = (Vec::new(), Vec::new());
+        for &r in self.rules.iter().filter(|r| pick(r.kind)) {
             match r.gate {
                 Gate::Words(ws) => words.extend_from_slice(ws),
-                gate @ (Gate::TokenRun(_) | Gate::DigitRun(_) | Gate::IbanStart) => {
-                    shapes.push(gate);
-                }
+                Gate::TokenRun(_) | Gate::DigitRun(_) | Gate::IbanStart => shaped.push(r),
             }
         }
         if self.has_custom() && pick(CUSTOM) {
             return None;
         }
-        Some((words, shapes))
+        Some((words, shaped))
     }
 
     /// Whether the owner gave patterns of their own (they run on every text).

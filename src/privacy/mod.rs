@@ -50,6 +50,13 @@ pub fn push_mask(out: &mut String, kind: &str) {
     out.push(']');
 }
 
+/// The mask of a secret of `kind` alone.
+fn mask_text(kind: &str) -> String {
+    let mut mask = String::new();
+    push_mask(&mut mask, kind);
+    mask
+}
+
 /// Which tabs' items are redacted (`[privacy] redact`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -237,11 +244,7 @@ impl Redactor {
         let mut mask_texts: Vec<String> = gitleaks
             .kinds()
             .chain(builtin.kinds())
-            .map(|kind| {
-                let mut mask = String::new();
-                push_mask(&mut mask, kind);
-                mask
-            })
+            .map(mask_text)
             .chain([PASSWORD_MANAGER.to_owned()])
             .collect();
         mask_texts.sort_unstable();
@@ -285,28 +288,26 @@ impl Redactor {
             let mut kept = cache();
             if let Some(at) = kept.iter().position(|(k, _)| *k == picked) {
                 let entry = kept.remove(at);
-                let words = entry.1.clone();
+                let gates = entry.1.clone();
                 kept.insert(0, entry);
-                return words;
+                return gates;
             }
         }
         let pick = |kind: &str| {
-            let mut mask = String::new();
-            push_mask(&mut mask, kind);
             self.mask_texts
-                .binary_search(&mask)
+                .binary_search(&mask_text(kind))
                 .is_ok_and(|i| picked[i])
         };
-        let words = self.gates_of(pick).map(Arc::new);
+        let gates = self.gates_of(pick).map(Arc::new);
         let mut kept = cache();
-        kept.insert(0, (picked, words.clone()));
+        kept.insert(0, (picked, gates.clone()));
         kept.truncate(GATES_KEPT);
-        words
+        gates
     }
 
     /// [`Redactor::mask_gates`] of the kinds `pick` picks, built.
     fn gates_of(&self, pick: impl Fn(&str) -> bool + Copy) -> Option<MaskGates> {
-        let (mut words, shapes) = self.builtin.gates_of(pick)?;
+        let (mut words, shaped) = self.builtin.gates_of(pick)?;
         words.extend(self.gitleaks.words_of(pick));
         // Every kind (a pattern matching `redacted`, or a letter of it): all the words, whose
         // automaton the redactor has (790 KB); else one of the words picked (up to 370 KB, 1 ms).
@@ -323,21 +324,10 @@ impl Redactor {
             Some(Arc::new(automata::AnyWord::new(words).ok()?))
         };
         // Runs shorter than every picked shape gate asks for are not measured.
-        let mut floors = shapes::Floors {
-            token: usize::MAX,
-            digits: usize::MAX,
-        };
-        for gate in &shapes {
-            match *gate {
-                rule::Gate::TokenRun(n) => floors.token = floors.token.min(n),
-                rule::Gate::DigitRun(n) => floors.digits = floors.digits.min(n),
-                rule::Gate::Words(_) | rule::Gate::IbanStart => {}
-            }
-        }
         Some(MaskGates {
             words,
-            shapes,
-            floors,
+            shapes: shaped.iter().map(|r| r.gate).collect(),
+            floors: shapes::Floors::of(shaped, false),
         })
     }
 
