@@ -130,7 +130,15 @@ async fn external_mode_masks_external_tabs_only() {
 #[tokio::test]
 async fn all_mode_masks_managed_tabs_too() {
     for backend in BACKENDS {
-        let (_gw, c) = session(Redact::All, backend).await;
+        let (gw, c) = session(Redact::All, backend).await;
+        // This suite's other tests seed and write tabs of their own in the same CopyQ meanwhile
+        // (AWS keys among them, whose masks `access-token` matches): the searches of every tab
+        // go through a token covering only the two tabs `seeded` made.
+        let own = client(
+            &gw.url,
+            &token_covering(&gw, Role::Read, &["mcp/info", "clip"]),
+        )
+        .await;
         let item = ok(
             &c,
             "mcp_read",
@@ -162,7 +170,7 @@ async fn all_mode_masks_managed_tabs_too() {
             ("3MHQ7XWPLBV4KTN and card", 0),
         ] {
             let found = ok(
-                &c,
+                &own,
                 "mcp_read",
                 json!({"mode": "search", "query": query, "scope": "all"}),
             )
@@ -197,7 +205,7 @@ async fn all_mode_masks_managed_tabs_too() {
         ] {
             for round in ["first", "again"] {
                 let found = ok(
-                    &c,
+                    &own,
                     "mcp_read",
                     json!({"mode": "search", "query": query, "scope": "all"}),
                 )
