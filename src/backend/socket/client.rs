@@ -109,6 +109,34 @@ impl Client {
         Ok(values)
     }
 
+    /// [`Self::call_many`] of `parts` one after another, sent at once (one round trip for all),
+    /// each part answered on its own: a part's result is its first failed call's error or its
+    /// values, so a failure in a later part does not hide that an earlier one was answered.
+    /// `Err` when nothing could be sent.
+    pub async fn call_parts(
+        &self,
+        parts: &[&[Call]],
+    ) -> Result<Vec<Result<Vec<Value>, SocketError>>, SocketError> {
+        let deadline = Instant::now() + self.options.timeout;
+        let all: Vec<Call> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
+        let mut receivers = self.submit(&all)?.into_iter();
+        let mut results = Vec::with_capacity(parts.len());
+        for part in parts {
+            let mut values = Ok(Vec::with_capacity(part.len()));
+            for rx in receivers.by_ref().take(part.len()) {
+                let reply = self.wait(rx, deadline).await;
+                if let Ok(vs) = &mut values {
+                    match reply {
+                        Ok(v) => vs.push(v),
+                        Err(e) => values = Err(e),
+                    }
+                }
+            }
+            results.push(values);
+        }
+        Ok(results)
+    }
+
     /// How this server writes values, as far as known: its Qt is learned from the first reply
     /// holding a user type (Qt 5 until then), which is the user type id calls are sent with.
     pub fn dialect(&self) -> Dialect {

@@ -121,6 +121,40 @@ async fn pipelined_replies_are_matched_by_id_even_out_of_order() {
     assert_eq!(values, (0..5).map(Value::Int).collect::<Vec<_>>());
 }
 
+/// Parts sent in one round trip are answered each on its own: a server that answers the first
+/// part's calls and then stops fails only the second part, and the first keeps its values.
+#[tokio::test]
+async fn a_later_part_failing_does_not_hide_an_earlier_parts_answers() {
+    let (dir, _server) = fake_server(5, |c| {
+        let mut acts = echo_int(c[..3].to_vec());
+        acts.push((c[3].0, Act::Stop));
+        acts
+    })
+    .await;
+    let client = connect(&dir, 30_000).await;
+    let all = calls(5);
+    let got = client
+        .call_parts(&[&all[..3], &all[3..]])
+        .await
+        .expect("sent");
+    assert_eq!(got.len(), 2);
+    let first = got[0].as_ref().expect("the first part was answered");
+    assert_eq!(first, &[Value::Int(0), Value::Int(1), Value::Int(2)]);
+    assert!(matches!(got[1], Err(SocketError::Stopped)), "{:?}", got[1]);
+    // With the parts as one batch, the stop is all a caller would learn.
+    let (dir, _server) = fake_server(5, |c| {
+        let mut acts = echo_int(c[..3].to_vec());
+        acts.push((c[3].0, Act::Stop));
+        acts
+    })
+    .await;
+    let client = connect(&dir, 30_000).await;
+    assert!(matches!(
+        client.call_many(&all).await,
+        Err(SocketError::Stopped)
+    ));
+}
+
 #[tokio::test]
 async fn concurrent_callers_share_one_connection() {
     let (dir, _server) = fake_server(1, echo_int).await;
