@@ -126,8 +126,15 @@ impl AutoBackend {
     pub async fn insert_many(
         &self,
         writes: &[super::Insert<'_>],
+        ready: super::Ready,
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
-        routed!(self, insert_many(writes))
+        match self.route().await? {
+            Route::Socket => self.socket.insert_many(writes, ready).await,
+            Route::Cli => {
+                super::wait_ready(ready).await?;
+                self.cli.insert_many(writes).await
+            }
+        }
     }
 
     pub async fn insert_whole(

@@ -30,6 +30,27 @@ pub use socket::backend::{SocketBackend, SocketConfig};
 /// One insert of a group ([`Backend::insert_many`]): the tab, the item, CopyQ's `maxitems`.
 pub type Insert<'a> = (&'a str, &'a Item, usize);
 
+/// What a group's inserts wait for before anything changes: `true` once the group's audit entries
+/// are on disk, `false` if they could not be recorded (then nothing may change). The socket
+/// backend makes the steps that change nothing (the tab list, the unload that saves, the room
+/// check) while it waits, so that the audit log's sync to disk and CopyQ's work overlap.
+pub type Ready = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
+
+/// A [`Ready`] that is ready at once (no audit entries to wait for).
+pub fn ready_now() -> Ready {
+    Box::pin(std::future::ready(true))
+}
+
+/// Wait for `ready`; an error if the group must not be made.
+pub(crate) async fn wait_ready(ready: Ready) -> Result<(), BackendError> {
+    match ready.await {
+        true => Ok(()),
+        false => Err(BackendError::Failed(
+            "the group's audit entries were not recorded; nothing was changed".into(),
+        )),
+    }
+}
+
 /// Which tabs a read covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -202,13 +223,28 @@ impl Backend {
     }
 
     /// Group commit: each of `writes` inserted as [`Backend::insert`] would, with one save of
-    /// each tab touched for the whole group (the socket backend; the others one after another).
-    /// `Err` when a step before any insert failed: nothing was changed.
+    /// each tab touched for the whole group (the socket backend; the others one after another),
+    /// once `ready` says so (see [`Ready`]). `Err` when a step before any insert failed, or
+    /// `ready` said no: nothing was changed.
     pub async fn insert_many(
         &self,
         writes: &[Insert<'_>],
+        ready: Ready,
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
-        Ok(dispatch!(self, insert_many(writes))?
+        let results = match self {
+            Self::Socket(b) => b.insert_many(writes, ready).await,
+            Self::Auto(b) => b.insert_many(writes, ready).await,
+            Self::Cli(b) => match wait_ready(ready).await {
+                Ok(()) => b.insert_many(writes).await,
+                Err(e) => Err(e),
+            },
+            Self::Memory(b) => match wait_ready(ready).await {
+                Ok(()) => b.insert_many(writes),
+                Err(e) => Err(e),
+            },
+        };
+        Ok(results
+            .map_err(|e| self.locate(e))?
             .into_iter()
             .map(|r| r.map_err(|e| self.locate(e)))
             .collect())

@@ -10,7 +10,10 @@
 //!    (change, remove, move source), or the target has room under `maxitems` (insert, move target:
 //!    CopyQ would silently evict the oldest item).
 //! 2. `unload`: unload every touched tab that exists, which saves it. A tab CopyQ keeps loaded (open
-//!    in its window, or with an editor open) is *pinned*.
+//!    in its window, or with an editor open) is *pinned*. (A group of inserts makes 2 and 1 in
+//!    one batch, the unload first: counting an unloaded tab's rows loads it, once, for the
+//!    inserts; see `socket/backend/group.rs`. Neither changes an item, and nothing changes
+//!    before the group's audit entries are on disk.)
 //! 3. `zero-delays`: if a tab is pinned, read the [`SAVE_DELAYS`] options and set them to 0, so the
 //!    change itself schedules an immediate save.
 //! 4. `body`: the write.

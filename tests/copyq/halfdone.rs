@@ -67,7 +67,7 @@ async fn an_item_that_moved_after_the_plan_is_not_written() {
         copyq
             .seed(&tab, &items(&["planned", "older"]))
             .expect("seed");
-        let got = write_racing_an_add(copyq, &tab, "added meanwhile", write).await;
+        let got = write_racing_an_add(copyq, &tab, "added meanwhile", write, 2).await;
         assert_eq!(
             got,
             format!(

@@ -74,10 +74,11 @@ async fn a_full_tab_is_refused_not_evicted() {
     );
 }
 
-/// The tab fills between the plan, which saw room, and the write: the write's own check, made just
-/// before anything changes, refuses it rather than let CopyQ evict the tab's oldest item. The
-/// proxy adds the fifth item when the gateway asks the target's length the second time (the
-/// plan asked first), for an add and for a move.
+/// The tab fills between the plan and the write: the write's own check, made just before anything
+/// changes, refuses it rather than let CopyQ evict the tab's oldest item. The proxy adds the fifth
+/// item when the write's check asks the target's length: for a move the second time (its plan
+/// saw room), for an add the first (its plan reads only the tab list: the group's check is the
+/// only room check an add gets).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
     let copyq = PrivateCopyq::start().expect("CopyQ");
@@ -91,16 +92,18 @@ async fn a_tab_that_fills_after_the_plan_is_refused_by_the_write() {
         (
             "filling-add",
             json!({"mode": "add", "tab": "workspace/filling-add", "text": "one too many"}),
+            1,
         ),
         (
             "filling-move",
             json!({"mode": "move", "tab": "workspace/mover", "index": 0, "to_tab": "workspace/filling-move"}),
+            2,
         ),
     ];
-    for (name, write) in cases {
+    for (name, write, nth) in cases {
         let tab = format!("mcp/workspace/{name}");
         copyq.seed(&tab, &four).expect("seed");
-        let got = write_racing_an_add(&copyq, &tab, "filled meanwhile", write).await;
+        let got = write_racing_an_add(&copyq, &tab, "filled meanwhile", write, nth).await;
         assert_eq!(
             got,
             format!(

@@ -2,7 +2,9 @@
 //! forwards bytes both ways and, the `nth` time a call from the gateway holds every one of
 //! `patterns` (a slot such as `browserRemoveRows`, which both backends send as plain text; a tab
 //! name, sent as [`utf16`]), does something first: runs a closure (change CopyQ meanwhile, wait,
-//! pause it) or closes the connection (CopyQ gone, for a moment or a while). Both backends go
+//! pause it) or closes the connection (CopyQ gone, for a moment or a while, once it has answered
+//! the calls sent before that one). It works call by call, not chunk by chunk: a round trip's
+//! calls arrive together, and the fault lands at its own call. Both backends go
 //! through it: the socket backend connects to it, and the `copyq` client finds it from its own
 //! settings path (where CopyQ's socket would be), so a fault lands at the same step of the write
 //! whichever backend makes it.
@@ -112,26 +114,29 @@ impl Proxy {
 }
 
 /// A proxy that adds `text` on top of `tab` (a CopyQ tab name) when the gateway asks that tab's
-/// length the second time: after a write's plan asked it, before the write's own check does.
-fn adding_between_plan_and_write(copyq: &PrivateCopyq, tab: &str, text: &str) -> Proxy {
+/// length the `nth` time: the write's own check, after the plan asked it `nth - 1` times.
+fn adding_between_plan_and_write(copyq: &PrivateCopyq, tab: &str, text: &str, nth: usize) -> Proxy {
     let add = eval_later(copyq, &format!("tab('{tab}'); add('{text}')"));
     Proxy::start(
         copyq,
         &[b"browserLength", &utf16(tab)],
-        2,
+        nth,
         Fault::Run(Box::new(add)),
     )
 }
 
 /// The error `write` gets (through a gateway of its own) when `text` is added on top of `tab`
-/// between the write's plan and its own check.
+/// between the write's plan and its own check. The plan of an update, a delete or a move asks the
+/// tab's length once (`nth` 2: the write's check asks it next); an add's plan reads only the tab
+/// list (`nth` 1).
 pub async fn write_racing_an_add(
     copyq: &PrivateCopyq,
     tab: &str,
     text: &str,
     write: serde_json::Value,
+    nth: usize,
 ) -> String {
-    let proxy = adding_between_plan_and_write(copyq, tab, text);
+    let proxy = adding_between_plan_and_write(copyq, tab, text, nth);
     let gw = super::gateway_with(copyq, |s| proxy.configure(s)).await;
     let c = super::client(&gw.url, &gw.write).await;
     let got = super::err(&c, "mcp_write", write).await;
@@ -157,48 +162,109 @@ fn lock(trigger: &Mutex<Trigger>) -> std::sync::MutexGuard<'_, Trigger> {
     trigger.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// CopyQ's frames: `u32 magic | u32 version | u32 len | len bytes`, the first 4 of those the
+/// message's code (8: a function call; 9: its return value).
+const HEADER_LEN: usize = 12;
+const FUNCTION_CALL: i32 = 8;
+const FUNCTION_CALL_RETURN_VALUE: i32 = 9;
+
+/// The whole frames at the start of `buf` (taken out of it), each with its message code.
+fn frames(buf: &mut Vec<u8>) -> Vec<(Vec<u8>, i32)> {
+    let mut out = Vec::new();
+    loop {
+        let Some(len) = buf.get(8..HEADER_LEN) else {
+            return out;
+        };
+        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        if buf.len() < HEADER_LEN + len {
+            return out;
+        }
+        let code = buf
+            .get(HEADER_LEN..HEADER_LEN + 4)
+            .map_or(0, |c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+        let rest = buf.split_off(HEADER_LEN + len);
+        out.push((std::mem::replace(buf, rest), code));
+    }
+}
+
+/// Calls forwarded to CopyQ and return values relayed back, on one connection.
+#[derive(Default)]
+struct Counts {
+    calls: std::sync::atomic::AtomicUsize,
+    replies: std::sync::atomic::AtomicUsize,
+}
+
+impl Counts {
+    /// Wait (at most 10 s) until CopyQ has answered every call forwarded to it: a fault that
+    /// closes the connection at a call models CopyQ gone at that call, after it answered the
+    /// calls sent before it in the same round trip (CopyQ flushes each reply as it is made).
+    fn answered(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let until = Instant::now() + Duration::from_secs(10);
+        while self.replies.load(SeqCst) < self.calls.load(SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
 fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>) {
     let (Ok(client_out), Ok(server_in)) = (client.try_clone(), server.try_clone()) else {
         return;
     };
-    std::thread::spawn(move || pump(server_in, client_out));
+    let counts = Arc::new(Counts::default());
+    std::thread::spawn({
+        let counts = counts.clone();
+        move || pump(server_in, client_out, &counts)
+    });
     std::thread::spawn(move || {
+        use std::sync::atomic::Ordering::SeqCst;
         let mut from = client;
         let mut to = server;
         let mut buf = vec![0u8; 1 << 16];
+        let mut pending = Vec::new();
         while let Ok(n) = from.read(&mut buf) {
             if n == 0 {
                 break;
             }
-            match due(&trigger, &buf[..n]) {
-                Some(Fault::Sever(d)) => {
-                    lock(&trigger).severed = Some(Instant::now() + d);
-                    let _ = from.shutdown(std::net::Shutdown::Both);
-                    let _ = to.shutdown(std::net::Shutdown::Both);
+            pending.extend_from_slice(&buf[..n]);
+            // Frame by frame: a round trip's calls come in one chunk, and the fault lands at its
+            // own call, after the calls before it.
+            for (frame, code) in frames(&mut pending) {
+                match due(&trigger, &frame) {
+                    Some(Fault::Sever(d)) => {
+                        counts.answered();
+                        lock(&trigger).severed = Some(Instant::now() + d);
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                    Some(Fault::Close) => {
+                        counts.answered();
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                    Some(Fault::Run(f)) => f(),
+                    None => {}
+                }
+                if code == FUNCTION_CALL {
+                    counts.calls.fetch_add(1, SeqCst);
+                }
+                if to.write_all(&frame).is_err() {
+                    let _ = to.shutdown(std::net::Shutdown::Write);
                     return;
                 }
-                Some(Fault::Close) => {
-                    let _ = from.shutdown(std::net::Shutdown::Both);
-                    let _ = to.shutdown(std::net::Shutdown::Both);
-                    return;
-                }
-                Some(Fault::Run(f)) => f(),
-                None => {}
-            }
-            if to.write_all(&buf[..n]).is_err() {
-                break;
             }
         }
         let _ = to.shutdown(std::net::Shutdown::Write);
     });
 }
 
-/// The fault, if this chunk holds the call it waits for. (Both backends write each call whole, so
-/// a call is never split across chunks.)
-fn due(trigger: &Mutex<Trigger>, chunk: &[u8]) -> Option<Fault> {
+/// The fault, if this frame holds the call it waits for.
+fn due(trigger: &Mutex<Trigger>, frame: &[u8]) -> Option<Fault> {
     let mut t = lock(trigger);
     t.fault.as_ref()?;
-    let has = |p: &Vec<u8>| chunk.windows(p.len()).any(|w| w == p.as_slice());
+    let has = |p: &Vec<u8>| frame.windows(p.len()).any(|w| w == p.as_slice());
     if !t.patterns.iter().all(has) {
         return None;
     }
@@ -209,12 +275,30 @@ fn due(trigger: &Mutex<Trigger>, chunk: &[u8]) -> Option<Fault> {
     t.fault.take()
 }
 
-fn pump(mut from: UnixStream, mut to: UnixStream) {
+fn pump(mut from: UnixStream, mut to: UnixStream, counts: &Counts) {
+    use std::sync::atomic::Ordering::SeqCst;
     let mut buf = vec![0u8; 1 << 16];
+    let mut pending = Vec::new();
     while let Ok(n) = from.read(&mut buf) {
-        if n == 0 || to.write_all(&buf[..n]).is_err() {
+        if n == 0 {
             break;
         }
+        pending.extend_from_slice(&buf[..n]);
+        let relayed = frames(&mut pending);
+        let whole: usize = relayed.iter().map(|(f, _)| f.len()).sum();
+        let answers = relayed
+            .iter()
+            .filter(|(_, code)| *code == FUNCTION_CALL_RETURN_VALUE)
+            .count();
+        let mut out = Vec::with_capacity(whole);
+        for (frame, _) in relayed {
+            out.extend_from_slice(&frame);
+        }
+        if to.write_all(&out).is_err() {
+            break;
+        }
+        counts.replies.fetch_add(answers, SeqCst);
     }
+    let _ = to.write_all(&pending);
     let _ = to.shutdown(std::net::Shutdown::Write);
 }

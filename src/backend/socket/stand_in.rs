@@ -437,15 +437,19 @@ mod tests {
         }
     }
 
-    /// The socket backend, as the gateway drives it, finds the layout of a Qt 6 CopyQ 17.0 and
-    /// reads back what it wrote; the state file holds the write.
-    #[tokio::test]
-    async fn the_socket_backend_writes_and_reads_through_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = server_path(&dir);
+    /// The stand-in serving in `dir` (its state file `state.json` there), and the socket
+    /// backend connected to it with the layout it found.
+    async fn started(
+        dir: &tempfile::TempDir,
+    ) -> (
+        SocketBackend,
+        tokio::task::JoinHandle<io::Result<()>>,
+        Result<Layout, crate::backend::BackendError>,
+    ) {
+        let path = server_path(dir);
         let state = dir.path().join("state.json");
         let server = tokio::spawn({
-            let (path, state) = (path.clone(), state.clone());
+            let path = path.clone();
             async move { serve(&path, Some(state)).await }
         });
         // The listener is bound by the spawned task: wait for it.
@@ -461,6 +465,16 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             layout = backend.probe().await;
         }
+        (backend, server, layout)
+    }
+
+    /// The socket backend, as the gateway drives it, finds the layout of a Qt 6 CopyQ 17.0 and
+    /// reads back what it wrote; the state file holds the write.
+    #[tokio::test]
+    async fn the_socket_backend_writes_and_reads_through_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = dir.path().join("state.json");
+        let (backend, server, layout) = started(&dir).await;
         let want = Layout {
             map_list: MapListType::VariantMapList,
             qt: Qt::V6,
@@ -499,6 +513,53 @@ mod tests {
         }
         let json = std::fs::read_to_string(&state).expect("state");
         assert_eq!(json, r#"{"tabs":[{"items":["two","one"],"name":"mcp/a"}]}"#);
+        server.abort();
+    }
+
+    /// A group of inserts makes none before `ready` says so, and none at all when it says no
+    /// (the group's audit entries could not be recorded), however long it takes to say.
+    #[tokio::test]
+    async fn a_group_inserts_nothing_until_ready_and_nothing_if_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = dir.path().join("state.json");
+        let (backend, server, layout) = started(&dir).await;
+        layout.expect("probe");
+        let first = Item {
+            text: "first".into(),
+            ..Item::default()
+        };
+        backend.insert("mcp/g", &first, 200).await.expect("insert");
+        let refused = Item {
+            text: "refused".into(),
+            ..Item::default()
+        };
+        let late_no: crate::backend::Ready = Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            false
+        });
+        let writes = [("mcp/g", &refused, 200), ("mcp/new", &refused, 200)];
+        let got = backend.insert_many(&writes, late_no).await;
+        assert!(got.is_err(), "{got:?}");
+        let json = std::fs::read_to_string(&state).expect("state");
+        assert_eq!(json, r#"{"tabs":[{"items":["first"],"name":"mcp/g"}]}"#);
+        let made = Item {
+            text: "made".into(),
+            ..Item::default()
+        };
+        let late_yes: crate::backend::Ready = Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            true
+        });
+        let got = backend
+            .insert_many(&[("mcp/g", &made, 200)], late_yes)
+            .await
+            .expect("group");
+        assert!(matches!(got[..], [Ok(Persisted::Unload)]), "{got:?}");
+        let json = std::fs::read_to_string(&state).expect("state");
+        assert_eq!(
+            json,
+            r#"{"tabs":[{"items":["made","first"],"name":"mcp/g"}]}"#
+        );
         server.abort();
     }
 }

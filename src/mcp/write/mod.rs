@@ -31,9 +31,9 @@ use serde_json::{Map, Value};
 use super::ToolState;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, Insert, Item, ReadRequest, TabSelector};
+use crate::backend::{BackendError, Insert, Item, ReadRequest, Ready, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
-use plan::{Add, Plan, plan, plan_add, tab_full};
+use plan::{Add, Plan, plan, plan_add_unchecked, tab_full};
 use record::{add_entry, audit_entry, kept};
 use render::{Done, ok, ok_add, preview_masked};
 
@@ -128,8 +128,8 @@ impl Queue {
 }
 
 /// An add: planned, queued, made by the group's leader. The plan takes no lock: it checks the
-/// tab's name and room early, and the group checks both again when it writes (the room with the
-/// rows CopyQ holds then, the landing by the tab list after the insert). Waiting for the write
+/// tab's name early, and the group checks it again when it writes (the landing, by the tab list
+/// after the insert) and the tab's room (with the rows CopyQ holds then). Waiting for the write
 /// lock to plan would queue each writer behind the next group's leader, which takes the lock as
 /// soon as the first add of the group is planned: groups of one or two.
 async fn grouped(
@@ -138,7 +138,12 @@ async fn grouped(
     tab: &TabRef,
     item: &Item,
 ) -> Result<String, ToolError> {
-    let add = plan_add(tools, &principal.tabs, tab, item).await?;
+    let planning = std::time::Instant::now();
+    let add = plan_add_unchecked(tools, &principal.tabs, tab, item).await?;
+    tracing::debug!(
+        plan_ms = planning.elapsed().as_secs_f64() * 1e3,
+        "add planned"
+    );
     let (reply, answer) = tokio::sync::oneshot::channel();
     let first = tools.adds.push(Queued {
         add,
@@ -163,9 +168,25 @@ async fn lead(tools: Arc<ToolState>) {
         return;
     }
     let started = std::time::Instant::now();
-    let ids = match record_group(&tools, &queued).await {
+    let writes: Vec<Insert> = queued
+        .iter()
+        .map(|q| (q.add.tab.full.as_str(), &q.add.item, q.add.limit))
+        .collect();
+    // The audit entries are recorded while the backend makes the steps that change nothing (the
+    // tab list, the unload that saves, the room check); no insert is made before they are on
+    // disk, and none at all if they cannot be recorded (`ready` says no).
+    let (recorded_tx, recorded_rx) = tokio::sync::oneshot::channel();
+    let record = async {
+        let ids = record_group(&tools, &queued).await;
+        let _sent = recorded_tx.send(ids.is_ok());
+        (ids, started.elapsed())
+    };
+    let ready: Ready = Box::pin(async move { recorded_rx.await.unwrap_or(false) });
+    let ((ids, recorded), results) =
+        tokio::join!(record, tools.backend.insert_many(&writes, ready));
+    let ids = match ids {
         Ok(ids) => ids,
-        // No record, no write: the group is refused.
+        // No record, no write: the group is refused (the backend changed nothing).
         Err(e) => {
             for q in queued {
                 drop(q.reply.send(Err(e.clone())));
@@ -173,16 +194,11 @@ async fn lead(tools: Arc<ToolState>) {
             return;
         }
     };
-    let recorded = started.elapsed();
-    let writes: Vec<Insert> = queued
-        .iter()
-        .map(|q| (q.add.tab.full.as_str(), &q.add.item, q.add.limit))
-        .collect();
-    let results = match tools.backend.insert_many(&writes).await {
+    let results = match results {
         Ok(results) => results,
         Err(e) => writes.iter().map(|_| Err(e.again())).collect(),
     };
-    let made = started.elapsed() - recorded;
+    let made = started.elapsed().saturating_sub(recorded);
     let mut answers = Vec::with_capacity(queued.len());
     for (q, result) in queued.into_iter().zip(results) {
         let result = match result {

@@ -172,14 +172,39 @@ fn room(state: &State, tab: &TabRef) -> Result<usize, ToolError> {
     }
 }
 
-/// An add: the tab's name checked against CopyQ's, its room now.
+/// An add: the tab's name checked against CopyQ's, its room now (a preview or a validation).
 pub async fn plan_add(
     tools: &ToolState,
     tabs: &Coverage,
     tab: &TabRef,
     item: &Item,
 ) -> Result<Add, ToolError> {
-    let state = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
+    plan_add_reading(tools, tabs, tab, item, vec![tab.full.clone()]).await
+}
+
+/// An add about to be made: the tab's name checked against CopyQ's, its room left to the group
+/// that makes it, which checks it under the write lock with the rows CopyQ holds then (the same
+/// `TAB_FULL`, its audit entry withdrawn). Counting the tab's rows here made CopyQ load the tab
+/// from its file, which the group's own unload had just dropped: twice per add, where the floor's
+/// insert loads it once (bench/results.md, "Issue 22 item 3, stop 43").
+pub async fn plan_add_unchecked(
+    tools: &ToolState,
+    tabs: &Coverage,
+    tab: &TabRef,
+    item: &Item,
+) -> Result<Add, ToolError> {
+    plan_add_reading(tools, tabs, tab, item, Vec::new()).await
+}
+
+/// [`plan_add`], reading the rows of `names` (none: the tab list and `maxitems` alone).
+async fn plan_add_reading(
+    tools: &ToolState,
+    tabs: &Coverage,
+    tab: &TabRef,
+    item: &Item,
+    names: Vec<String>,
+) -> Result<Add, ToolError> {
+    let state = snapshot(tools, names, (0, 0), true).await?;
     no_clash(&state.snap, tab, tabs)?;
     Ok(Add {
         tab: tab.clone(),

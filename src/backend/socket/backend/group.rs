@@ -5,9 +5,9 @@
 //! over the socket is made so, a single one as a group of one.
 
 use super::super::slots;
-use super::super::value::{Map, Value};
+use super::super::value::{Call, Map, Value};
 use super::{SocketBackend, failed, map_of};
-use crate::backend::{BackendError, Insert, Item, Made, Persisted};
+use crate::backend::{BackendError, Insert, Item, Made, Persisted, Ready, wait_ready};
 
 /// One insert of a group: the tab, the formats to insert (CopyQ's data map), the item they hold
 /// (text, tags and note, checked after), and the tab's room.
@@ -35,6 +35,7 @@ impl SocketBackend {
     pub async fn insert_many(
         &self,
         writes: &[Insert<'_>],
+        ready: Ready,
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
         let writes = writes
             .iter()
@@ -45,13 +46,14 @@ impl SocketBackend {
                 limit,
             })
             .collect();
-        self.group(writes).await
+        self.group(writes, ready).await
     }
 
     /// [`Self::insert_many`] of inserts that carry their formats.
     pub(super) async fn group(
         &self,
         writes: Vec<Write<'_>>,
+        ready: Ready,
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
         let started = std::time::Instant::now();
         self.settle_owed().await?;
@@ -68,7 +70,9 @@ impl SocketBackend {
                 });
             }
         }
-        let pinned = self.lengths_and_unload(&mut tabs).await?;
+        let pinned = self.unload_and_lengths(&mut tabs).await?;
+        // Nothing has changed so far (an unload only saves); nothing changes before `ready`.
+        wait_ready(ready).await?;
         // write protocol: zero-delays
         let old = match pinned {
             true => Some(self.zero_delays().await?),
@@ -77,24 +81,43 @@ impl SocketBackend {
         let before = started.elapsed();
         let mut results = Vec::with_capacity(writes.len());
         let count = writes.len();
-        for write in writes {
-            let Some(tab) = tabs.iter_mut().find(|t| t.name == write.tab) else {
+        let mut sent_after = None;
+        for (i, write) in writes.into_iter().enumerate() {
+            let Some(at) = tabs.iter().position(|t| t.name == write.tab) else {
                 results.push(Err(BackendError::Failed("insert: tab not planned".into())));
                 continue;
             };
-            let result = self.insert_one(tab, write).await;
+            // With no save delay to put back first, the last insert carries the unload after
+            // in its round trip: of the tabs written so far and its own (an unload only saves,
+            // and creates no tab, so one whose insert then failed loses nothing by it).
+            let then = match i + 1 == count && old.is_none() {
+                true => {
+                    let after: Vec<&Tab> = tabs
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, t)| t.touched || *j == at)
+                        .map(|(_, t)| t)
+                        .collect();
+                    let names: Vec<&str> = after.iter().map(|t| t.name).collect();
+                    unload_after(&names, after.iter().any(|t| t.created))
+                }
+                false => Vec::new(),
+            };
+            let tab = &mut tabs[at];
+            let (result, after) = self.insert_one(tab, write, &then).await;
+            sent_after = after;
             tab.touched |= result.is_ok();
             results.push(result);
         }
         let inserted = started.elapsed();
-        let made: Vec<&str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
-        let shared = self
-            .after_group(
-                old.as_deref(),
-                &made,
-                tabs.iter().any(|t| t.touched && t.created),
-            )
-            .await;
+        let shared = match sent_after {
+            Some(after) => after.map(|_| ()),
+            None => {
+                let made: Vec<&str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
+                let created = tabs.iter().any(|t| t.touched && t.created);
+                self.after_group(old.as_deref(), &made, created).await
+            }
+        };
         // Where the group's time in CopyQ goes (`copyq_mcp=debug`).
         tracing::debug!(
             inserts = count,
@@ -117,20 +140,23 @@ impl SocketBackend {
             .collect())
     }
 
-    /// The rows of every tab that exists, and their unload, in one batch; whether one stays
-    /// loaded (pinned). Unloading only saves.
-    async fn lengths_and_unload(&self, tabs: &mut [Tab<'_>]) -> Result<bool, BackendError> {
+    /// The unload of every tab that exists, and their rows, in one batch; whether one stays
+    /// loaded (pinned). Unloading only saves. The unload comes first: a tab the last write
+    /// unloaded is unloaded already (nothing to do), and counting its rows then loads it once
+    /// for the inserts that follow. Counted first, it was loaded, dropped, and loaded again by
+    /// the first insert (bench/results.md, "Issue 22 item 3, stop 43").
+    async fn unload_and_lengths(&self, tabs: &mut [Tab<'_>]) -> Result<bool, BackendError> {
         let existing: Vec<&str> = tabs.iter().filter(|t| !t.created).map(|t| t.name).collect();
         if existing.is_empty() {
             return Ok(false);
         }
-        // write protocol: check
-        let mut calls: Vec<_> = existing.iter().map(|t| slots::browser_length(t)).collect();
         // write protocol: unload
-        calls.push(slots::unload_tabs(&existing));
-        let mut replies = self.call_many(calls).await?;
+        let mut calls = vec![slots::unload_tabs(&existing)];
+        // write protocol: check
+        calls.extend(existing.iter().map(|t| slots::browser_length(t)));
+        let mut replies = self.call_many(calls).await?.into_iter();
         let unloaded = replies
-            .pop()
+            .next()
             .ok_or_else(|| BackendError::Failed("unload: a reply is missing".into()))?;
         let unloaded =
             slots::expect_string_list(&slots::unload_tabs(&existing), unloaded).map_err(failed)?;
@@ -142,26 +168,38 @@ impl SocketBackend {
         Ok(existing.iter().any(|t| !unloaded.iter().any(|u| u == t)))
     }
 
-    /// One insert of the group: its room check, the insert and its verify.
-    async fn insert_one(&self, tab: &mut Tab<'_>, write: Write<'_>) -> Result<(), BackendError> {
+    /// One insert of the group: its room check, the insert and its verify, with `then` in the
+    /// same round trip, answered on its own (`None`: not sent, as when the room check refused).
+    async fn insert_one(
+        &self,
+        tab: &mut Tab<'_>,
+        write: Write<'_>,
+        then: &[Call],
+    ) -> (
+        Result<(), BackendError>,
+        Option<Result<Vec<Value>, BackendError>>,
+    ) {
         let Write {
             data, item, limit, ..
         } = write;
         let rows = match tab.rows {
             Some(n) => n,
             // An insert into this tab failed: its rows as they are now (none if it is not a tab).
-            None => match self.tabs().await?.iter().any(|t| t == tab.name) {
-                true => self.length(tab.name).await?,
-                false => 0,
+            None => match self.rows_now(tab.name).await {
+                Ok(n) => n,
+                Err(e) => return (Err(e), None),
             },
         };
         if rows >= limit {
             tab.rows = Some(rows);
-            return Err(BackendError::TabFull { limit });
+            return (Err(BackendError::TabFull { limit }), None);
         }
         tab.rows = None;
-        // write protocol: body, then write protocol: verify (both in insert_verified)
-        match self.insert_verified(tab.name, data, item, rows).await {
+        // write protocol: body, then write protocol: verify (both in insert_verified_then)
+        let (result, after) = self
+            .insert_verified_then(tab.name, data, item, rows, then)
+            .await;
+        let result = match result {
             Ok(()) => {
                 tab.rows = Some(rows + 1);
                 Ok(())
@@ -169,6 +207,15 @@ impl SocketBackend {
             // CopyQ stopped answering with the insert sent: it may still make it.
             Err(e @ BackendError::Timeout(_)) => Err(BackendError::after(Made::Unknown, e)),
             Err(e) => Err(e),
+        };
+        (result, after)
+    }
+
+    /// The rows of `name` now (none if it is not a tab: naming it could create it).
+    async fn rows_now(&self, name: &str) -> Result<usize, BackendError> {
+        match self.tabs().await?.iter().any(|t| t == name) {
+            true => self.length(name).await,
+            false => Ok(0),
         }
     }
 
@@ -191,12 +238,19 @@ impl SocketBackend {
         if made.is_empty() {
             return Ok(());
         }
-        // write protocol: unload-after
-        let mut calls = vec![slots::unload_tabs(made)];
-        if created {
-            // write protocol: flush-tab-list
-            calls.push(slots::config("tabs"));
-        }
-        self.call_many(calls).await.map(|_: Vec<Value>| ())
+        self.call_many(unload_after(made, created))
+            .await
+            .map(|_: Vec<Value>| ())
     }
+}
+
+/// The calls that save `tabs` once written, with the tab list when one of them was `created`.
+fn unload_after(tabs: &[&str], created: bool) -> Vec<Call> {
+    // write protocol: unload-after
+    let mut calls = vec![slots::unload_tabs(tabs)];
+    if created {
+        // write protocol: flush-tab-list
+        calls.push(slots::config("tabs"));
+    }
+    calls
 }

@@ -173,6 +173,17 @@ impl SocketBackend {
         client.call_many(&calls).await.map_err(failed)
     }
 
+    /// [`Client::call_parts`]: `parts` in one round trip, each answered on its own (`Err`
+    /// outside: nothing was sent).
+    async fn call_parts(
+        &self,
+        parts: &[&[Call]],
+    ) -> Result<Vec<Result<Vec<Value>, BackendError>>, BackendError> {
+        let (client, _) = self.client().await?;
+        let results = client.call_parts(parts).await.map_err(failed)?;
+        Ok(results.into_iter().map(|r| r.map_err(failed)).collect())
+    }
+
     async fn layout(&self) -> Result<Layout, BackendError> {
         Ok(self.client().await?.1)
     }

@@ -2,7 +2,7 @@
 //! step for step (a comment marks each step), as the CLI script does.
 
 use super::super::slots;
-use super::super::value::{Map, Value, map_get};
+use super::super::value::{Call, Map, Value, map_get};
 use super::data_file::Formats;
 use super::group::Write;
 use super::{SocketBackend, failed, item_of, map_of};
@@ -111,19 +111,60 @@ impl SocketBackend {
         expect: &Item,
         before: usize,
     ) -> Result<(), BackendError> {
-        let layout = self.layout().await?;
-        let calls = vec![
+        self.insert_verified_then(tab, data, expect, before, &[])
+            .await
+            .0
+    }
+
+    /// [`Self::insert_verified`], with `then` sent in the same round trip right after the check
+    /// (a group's unload after its last insert) and answered on its own: `None` when nothing was
+    /// sent, or `then` is empty.
+    pub(super) async fn insert_verified_then(
+        &self,
+        tab: &str,
+        data: Map,
+        expect: &Item,
+        before: usize,
+        then: &[Call],
+    ) -> (
+        Result<(), BackendError>,
+        Option<Result<Vec<Value>, BackendError>>,
+    ) {
+        let layout = match self.layout().await {
+            Ok(layout) => layout,
+            Err(e) => return (Err(e), None),
+        };
+        let calls = [
             slots::browser_insert(layout.map_list, tab, 0, vec![data]),
             // write protocol: verify
             slots::tabs(),
             slots::browser_length(tab),
             slots::browser_item_data(tab, 0),
         ];
-        let [inserted, tabs, length, first]: [Value; 4] =
-            self.call_many(calls)
-                .await?
-                .try_into()
-                .map_err(|_| BackendError::Failed("insert: a reply is missing".into()))?;
+        let mut parts = match self.call_parts(&[&calls, then]).await {
+            Ok(parts) => parts.into_iter(),
+            Err(e) => return (Err(e), None),
+        };
+        let body = match parts.next() {
+            Some(Ok(replies)) => self.checked_insert(tab, replies, expect, before).await,
+            Some(Err(e)) => Err(e),
+            None => Err(BackendError::Failed("insert: a reply is missing".into())),
+        };
+        (body, parts.next().filter(|_| !then.is_empty()))
+    }
+
+    /// The insert's replies, checked: it landed in `tab`, which holds one row more than
+    /// `before`, the first being `expect`.
+    async fn checked_insert(
+        &self,
+        tab: &str,
+        replies: Vec<Value>,
+        expect: &Item,
+        before: usize,
+    ) -> Result<(), BackendError> {
+        let [inserted, tabs, length, first]: [Value; 4] = replies
+            .try_into()
+            .map_err(|_| BackendError::Failed("insert: a reply is missing".into()))?;
         ok_or_text(&inserted, "insert")?;
         let tabs = slots::expect_string_list(&slots::tabs(), tabs).map_err(failed)?;
         if !tabs.iter().any(|t| t == tab) {
@@ -141,9 +182,9 @@ impl SocketBackend {
         Ok(())
     }
 
-    /// A group of one ([`Self::insert_many`]): four round trips when nothing is pinned (the tab
-    /// list; the room check and the unload in one batch; the insert and its check in one; the
-    /// unload after, with the tab list's save when the tab is new).
+    /// A group of one ([`Self::insert_many`]): three round trips when nothing is pinned (the tab
+    /// list; the unload and the room check in one batch; the insert, its check and the unload
+    /// after, with the tab list's save when the tab is new, in one).
     pub async fn insert(
         &self,
         tab: &str,
@@ -167,7 +208,7 @@ impl SocketBackend {
             item,
             limit,
         };
-        self.group(vec![write])
+        self.group(vec![write], crate::backend::ready_now())
             .await?
             .pop()
             .unwrap_or_else(|| Err(BackendError::Failed("insert: no answer".into())))
