@@ -83,7 +83,7 @@ durable=src/backend/socket/backend/durable.rs
 group=src/backend/socket/backend/group.rs
 js=src/backend/copyq.js
 
-# The write's own room check, off by one (the plan-time check is right). Every insert over the
+# The write's own room check, off by one (an add's plan checks no room; a move's is right). Every insert over the
 # socket, a restore's too, is made in a group (group.rs), a single one as a group of one.
 plant full-group 2 $group 's/if rows >= limit \{/if rows > limit {/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
@@ -114,7 +114,7 @@ plant unload-after-cli 2 $js 's/names\.forEach\(function \(n\) \{ if \(exists\(n
 plant zero-delays-socket 1 $durable 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 # The same two steps of a group of adds.
-plant unload-after-group 2 $group 's/let mut calls = vec!\[slots::unload_tabs\(made\)\];/let mut calls = Vec::new();/' \
+plant unload-after-group 2 $group 's/let mut calls = vec!\[slots::unload_tabs\(tabs\)\];/let mut calls = Vec::new();/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant zero-delays-group 2 $group 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
