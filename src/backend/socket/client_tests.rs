@@ -125,12 +125,13 @@ async fn pipelined_replies_are_matched_by_id_even_out_of_order() {
 /// part's calls and then stops fails only the second part, and the first keeps its values.
 #[tokio::test]
 async fn a_later_part_failing_does_not_hide_an_earlier_parts_answers() {
-    let (dir, _server) = fake_server(5, |c| {
+    // Three calls answered, then the stop message.
+    fn three_then_stop(c: Vec<(i32, Call)>) -> Vec<(i32, Act)> {
         let mut acts = echo_int(c[..3].to_vec());
         acts.push((c[3].0, Act::Stop));
         acts
-    })
-    .await;
+    }
+    let (dir, _server) = fake_server(5, three_then_stop).await;
     let client = connect(&dir, 30_000).await;
     let all = calls(5);
     let got = client
@@ -142,12 +143,7 @@ async fn a_later_part_failing_does_not_hide_an_earlier_parts_answers() {
     assert_eq!(first, &[Value::Int(0), Value::Int(1), Value::Int(2)]);
     assert!(matches!(got[1], Err(SocketError::Stopped)), "{:?}", got[1]);
     // With the parts as one batch, the stop is all a caller would learn.
-    let (dir, _server) = fake_server(5, |c| {
-        let mut acts = echo_int(c[..3].to_vec());
-        acts.push((c[3].0, Act::Stop));
-        acts
-    })
-    .await;
+    let (dir, _server) = fake_server(5, three_then_stop).await;
     let client = connect(&dir, 30_000).await;
     assert!(matches!(
         client.call_many(&all).await,

@@ -533,12 +533,15 @@ mod tests {
             text: "refused".into(),
             ..Item::default()
         };
-        let late_no: crate::backend::Ready = Box::pin(async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            false
-        });
+        // `answer`, 300 ms after the group asks.
+        let late = |answer: bool| -> crate::backend::Ready {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                answer
+            })
+        };
         let writes = [("mcp/g", &refused, 200), ("mcp/new", &refused, 200)];
-        let got = backend.insert_many(&writes, late_no).await;
+        let got = backend.insert_many(&writes, late(false)).await;
         assert!(got.is_err(), "{got:?}");
         let json = std::fs::read_to_string(&state).expect("state");
         assert_eq!(json, r#"{"tabs":[{"items":["first"],"name":"mcp/g"}]}"#);
@@ -546,12 +549,8 @@ mod tests {
             text: "made".into(),
             ..Item::default()
         };
-        let late_yes: crate::backend::Ready = Box::pin(async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            true
-        });
         let got = backend
-            .insert_many(&[("mcp/g", &made, 200)], late_yes)
+            .insert_many(&[("mcp/g", &made, 200)], late(true))
             .await
             .expect("group");
         assert!(matches!(got[..], [Ok(Persisted::Unload)]), "{got:?}");
