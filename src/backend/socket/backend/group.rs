@@ -211,14 +211,6 @@ impl SocketBackend {
         (result, after)
     }
 
-    /// The rows of `name` now (none if it is not a tab: naming it could create it).
-    async fn rows_now(&self, name: &str) -> Result<usize, BackendError> {
-        match self.tabs().await?.iter().any(|t| t == name) {
-            true => self.length(name).await,
-            false => Ok(0),
-        }
-    }
-
     /// The group's steps after the inserts: the save delays back, the tabs written saved.
     async fn after_group(
         &self,

@@ -82,6 +82,15 @@ impl SocketBackend {
         }
     }
 
+    /// The rows of `tab` now: none if it is not a tab (naming a missing tab to CopyQ would
+    /// create it, so its length is asked only once the tab list holds it).
+    pub(super) async fn rows_now(&self, tab: &str) -> Result<usize, BackendError> {
+        match self.exists(tab).await? {
+            true => self.length(tab).await,
+            false => Ok(0),
+        }
+    }
+
     async fn check_room(&self, tab: &str, limit: usize) -> Result<(), BackendError> {
         if self.exists(tab).await? && self.length(tab).await? >= limit {
             return Err(BackendError::TabFull { limit });
@@ -90,13 +99,9 @@ impl SocketBackend {
     }
 
     /// Insert `data` at row 0 of `tab` (which had `before` rows), for a move's target: the
-    /// length asked first (a tab missing has none, and naming it to CopyQ would create it).
+    /// length asked first.
     async fn insert_map(&self, tab: &str, data: Map, expect: &Item) -> Result<(), BackendError> {
-        let before = if self.exists(tab).await? {
-            self.length(tab).await?
-        } else {
-            0
-        };
+        let before = self.rows_now(tab).await?;
         self.insert_verified(tab, data, expect, before).await
     }
 
