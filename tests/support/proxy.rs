@@ -168,23 +168,22 @@ const HEADER_LEN: usize = 12;
 const FUNCTION_CALL: i32 = 8;
 const FUNCTION_CALL_RETURN_VALUE: i32 = 9;
 
-/// The whole frames at the start of `buf` (taken out of it), each with its message code.
-fn frames(buf: &mut Vec<u8>) -> Vec<(Vec<u8>, i32)> {
-    let mut out = Vec::new();
-    loop {
-        let Some(len) = buf.get(8..HEADER_LEN) else {
-            return out;
-        };
-        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
-        if buf.len() < HEADER_LEN + len {
-            return out;
+/// The whole frames at the start of `buf`: each one's bytes and message code, and how many bytes
+/// they take together (what is left is a frame still arriving).
+fn frames(buf: &[u8]) -> (Vec<(std::ops::Range<usize>, i32)>, usize) {
+    let (mut out, mut at) = (Vec::new(), 0);
+    while let Some(len) = buf.get(at + 8..at + HEADER_LEN) {
+        let end = at + HEADER_LEN + u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        if buf.len() < end {
+            break;
         }
         let code = buf
-            .get(HEADER_LEN..HEADER_LEN + 4)
+            .get(at + HEADER_LEN..at + HEADER_LEN + 4)
             .map_or(0, |c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]));
-        let rest = buf.split_off(HEADER_LEN + len);
-        out.push((std::mem::replace(buf, rest), code));
+        out.push((at..end, code));
+        at = end;
     }
+    (out, at)
 }
 
 /// Calls forwarded to CopyQ and return values relayed back, on one connection.
@@ -229,8 +228,10 @@ fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>)
             pending.extend_from_slice(&buf[..n]);
             // Frame by frame: a round trip's calls come in one chunk, and the fault lands at its
             // own call, after the calls before it.
-            for (frame, code) in frames(&mut pending) {
-                match due(&trigger, &frame) {
+            let (whole, used) = frames(&pending);
+            for (range, code) in whole {
+                let frame = &pending[range];
+                match due(&trigger, frame) {
                     Some(Fault::Sever(d)) => {
                         counts.answered();
                         lock(&trigger).severed = Some(Instant::now() + d);
@@ -250,11 +251,12 @@ fn forward(client: UnixStream, server: UnixStream, trigger: Arc<Mutex<Trigger>>)
                 if code == FUNCTION_CALL {
                     counts.calls.fetch_add(1, SeqCst);
                 }
-                if to.write_all(&frame).is_err() {
+                if to.write_all(frame).is_err() {
                     let _ = to.shutdown(std::net::Shutdown::Write);
                     return;
                 }
             }
+            pending.drain(..used);
         }
         let _ = to.shutdown(std::net::Shutdown::Write);
     });
@@ -284,19 +286,15 @@ fn pump(mut from: UnixStream, mut to: UnixStream, counts: &Counts) {
             break;
         }
         pending.extend_from_slice(&buf[..n]);
-        let relayed = frames(&mut pending);
-        let whole: usize = relayed.iter().map(|(f, _)| f.len()).sum();
-        let answers = relayed
+        let (whole, used) = frames(&pending);
+        let answers = whole
             .iter()
             .filter(|(_, code)| *code == FUNCTION_CALL_RETURN_VALUE)
             .count();
-        let mut out = Vec::with_capacity(whole);
-        for (frame, _) in relayed {
-            out.extend_from_slice(&frame);
-        }
-        if to.write_all(&out).is_err() {
+        if to.write_all(&pending[..used]).is_err() {
             break;
         }
+        pending.drain(..used);
         counts.replies.fetch_add(answers, SeqCst);
     }
     let _ = to.write_all(&pending);
