@@ -2,7 +2,9 @@
 //! test (tests/support/mix.rs), against the release gateway with each backend in turn: calls/s
 //! and each operation's median and p99. Every reply is still checked as the load test checks it,
 //! so a fast wrong answer cannot pass for a fast answer. Its floor, measured in the same run: the
-//! same mix as raw socket calls by 64 clients of their own (see [`floor`]).
+//! same mix as raw socket calls by 64 clients of their own (see [`floor`]); and under each, how
+//! busy CopyQ's server was and its CPU time a call, from `/proc` (where a ratio below 1 comes
+//! from: CopyQ left idle, or more of its work a call).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,6 +26,58 @@ struct Run {
     workers: Vec<mix::Worker>,
     failures: Vec<String>,
     elapsed: Duration,
+    /// CPU time the run took: CopyQ's server (and its helpers), and the gateway's process.
+    copyq: Duration,
+    gateway: Duration,
+}
+
+/// CPU time (user and system) of the processes `pick` takes by (pid, process group), read from
+/// `/proc`: a process that ended meanwhile is not counted, so measure only across a run in which
+/// the processes picked live throughout.
+fn cpu_of(pick: impl Fn(u32, u32) -> bool) -> Duration {
+    let ticks_per_s = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .filter(|t| *t > 0)
+        .unwrap_or(100);
+    let mut ticks = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the command's closing parenthesis: state, ppid, pgrp, ..., utime (12th), stime.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+        if let (Some(group), Some(user), Some(system)) = (field(2), field(11), field(12))
+            && pick(pid, u32::try_from(group).unwrap_or(0))
+        {
+            ticks += user + system;
+        }
+    }
+    Duration::from_secs_f64(ticks as f64 / ticks_per_s as f64)
+}
+
+/// CopyQ's server and its helpers (its own process group).
+fn copyq_cpu(copyq: &PrivateCopyq) -> Duration {
+    let server = copyq.server_pid().unwrap_or(0);
+    cpu_of(|_, group| group == server)
 }
 
 /// Remove the tabs a run made, and seed the shared tabs afresh, so every run starts alike.
@@ -75,6 +129,7 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
             tokio::spawn(mix::run_worker(n, c, start, (RUN_FOR, usize::MAX)))
         })
         .collect();
+    let (copyq_before, gateway_before) = (copyq_cpu(copyq), cpu_of(|p, _| p == gw.pid()));
     start.wait().await;
     let began = Instant::now();
     let mut workers = Vec::new();
@@ -91,10 +146,13 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
         workers.len(),
         failures.len()
     );
+    let elapsed = began.elapsed();
     Run {
         workers,
         failures,
-        elapsed: began.elapsed(),
+        elapsed,
+        copyq: copyq_cpu(copyq).saturating_sub(copyq_before),
+        gateway: cpu_of(|p, _| p == gw.pid()).saturating_sub(gateway_before),
     }
 }
 
@@ -103,7 +161,7 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
 /// change and the unload that saves the tab), in the same pseudo-random order as the gateway's
 /// client of the same number, for the same time. Nothing around them: no HTTP, MCP, tokens,
 /// audit, redaction, save-delay handling or checks of the replies.
-async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration) {
+async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration) {
     reset(copyq);
     let start = Arc::new(Barrier::new(CLIENTS + 1));
     let mut tasks = Vec::with_capacity(CLIENTS);
@@ -111,13 +169,19 @@ async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration) {
         let (f, start) = (Floors::connect(copyq).await, start.clone());
         tasks.push(tokio::spawn(floor_client(n, f, start)));
     }
+    let copyq_before = copyq_cpu(copyq);
     start.wait().await;
     let began = Instant::now();
     let mut samples = Vec::new();
     for t in tasks {
         samples.extend(t.await.expect("a floor client"));
     }
-    (samples, began.elapsed())
+    let elapsed = began.elapsed();
+    (
+        samples,
+        elapsed,
+        copyq_cpu(copyq).saturating_sub(copyq_before),
+    )
 }
 
 /// One floor client: draws from its generator exactly as `mix::Worker` does (the operation, then
@@ -166,7 +230,7 @@ fn ms(d: Duration) -> f64 {
 pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     let cli = run(copyq, "cli").await;
     let socket = run(copyq, "socket").await;
-    let (floor_samples, floor_elapsed) = floor(copyq).await;
+    let (floor_samples, floor_elapsed, floor_copyq) = floor(copyq).await;
     let mut lines = vec![
         String::new(),
         format!(
@@ -228,6 +292,23 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     lines.push(format!(
         "The socket gateway's throughput is {:.2}x its floor's (target >= 0.8x).",
         socket_rate / floor_rate
+    ));
+    // Where the difference is: how busy CopyQ's server was, and its CPU time a call (its thread
+    // runs the calls one at a time), against the floor's; and the gateway's own CPU a call.
+    let socket_calls: usize = socket.workers.iter().map(|w| w.samples.len()).sum();
+    let busy = |cpu: Duration, elapsed: Duration| 100.0 * cpu.as_secs_f64() / elapsed.as_secs_f64();
+    let per_call = |cpu: Duration, calls: usize| ms(cpu) / calls.max(1) as f64;
+    let (ours, theirs) = (
+        per_call(socket.copyq, socket_calls),
+        per_call(floor_copyq, floor_samples.len()),
+    );
+    lines.push(format!(
+        "CopyQ's server busy {:.0}% under the socket gateway, {:.0}% under the floor; its CPU a call \
+         {ours:.2} ms against {theirs:.2} ms ({:.2}x); the gateway's own CPU a call {:.2} ms.",
+        busy(socket.copyq, socket.elapsed),
+        busy(floor_copyq, floor_elapsed),
+        ours / theirs.max(f64::MIN_POSITIVE),
+        per_call(socket.gateway, socket_calls)
     ));
     for f in cli.failures.iter().chain(&socket.failures).take(3) {
         lines.push(format!("A failure: {f}"));

@@ -38,6 +38,12 @@ impl PrivateCopyq {
         }
     }
 
+    /// The server's process id, which is also its process group's (its helpers are in that
+    /// group): what a benchmark reads CopyQ's CPU time from.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().map(std::process::Child::id)
+    }
+
     fn signal_group(pid: u32, signal: &str) {
         let _ = Command::new("kill")
             .args([signal, "--", &format!("-{pid}")])
