@@ -31,22 +31,36 @@ struct Run {
     gateway: Duration,
 }
 
+impl Run {
+    /// The calls its clients made.
+    fn calls(&self) -> usize {
+        self.workers.iter().map(|w| w.samples.len()).sum()
+    }
+}
+
+/// Clock ticks a second, as `/proc/PID/stat` counts CPU time (asked once).
+fn ticks_per_s() -> u64 {
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        std::process::Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .filter(|t| *t > 0)
+            .unwrap_or(100)
+    })
+}
+
 /// CPU time (user and system) of the processes `pick` takes by (pid, process group), read from
 /// `/proc`: a process that ended meanwhile is not counted, so measure only across a run in which
 /// the processes picked live throughout.
 fn cpu_of(pick: impl Fn(u32, u32) -> bool) -> Duration {
-    let ticks_per_s = std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .filter(|t| *t > 0)
-        .unwrap_or(100);
     let mut ticks = 0;
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = entry
@@ -71,7 +85,7 @@ fn cpu_of(pick: impl Fn(u32, u32) -> bool) -> Duration {
             ticks += user + system;
         }
     }
-    Duration::from_secs_f64(ticks as f64 / ticks_per_s as f64)
+    Duration::from_secs_f64(ticks as f64 / ticks_per_s() as f64)
 }
 
 /// CopyQ's server and its helpers (its own process group).
@@ -268,7 +282,7 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
         lines.push(line);
     }
     let total = |r: &Run| {
-        let calls: usize = r.workers.iter().map(|w| w.samples.len()).sum();
+        let calls = r.calls();
         let short: usize = r.workers.iter().map(|w| w.short_searches).sum();
         format!(
             "{calls} calls, {:.0} calls/s, {} clients failed, {short} short searches",
@@ -277,10 +291,8 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
         )
     };
     let rate = |calls: usize, elapsed: Duration| calls as f64 / elapsed.as_secs_f64();
-    let socket_rate = rate(
-        socket.workers.iter().map(|w| w.samples.len()).sum(),
-        socket.elapsed,
-    );
+    let socket_calls = socket.calls();
+    let socket_rate = rate(socket_calls, socket.elapsed);
     let floor_rate = rate(floor_samples.len(), floor_elapsed);
     lines.push(String::new());
     lines.push(format!(
@@ -295,7 +307,6 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     ));
     // Where the difference is: how busy CopyQ's server was, and its CPU time a call (its thread
     // runs the calls one at a time), against the floor's; and the gateway's own CPU a call.
-    let socket_calls: usize = socket.workers.iter().map(|w| w.samples.len()).sum();
     let busy = |cpu: Duration, elapsed: Duration| 100.0 * cpu.as_secs_f64() / elapsed.as_secs_f64();
     let per_call = |cpu: Duration, calls: usize| ms(cpu) / calls.max(1) as f64;
     let (ours, theirs) = (
