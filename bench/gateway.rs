@@ -425,6 +425,11 @@ async fn run() {
             println!("\n{}", writers::table(&copyq, &http).await.join("\n"));
             return;
         }
+        // COPYQ_MCP_BENCH_ONLY=alone: each operation of the mix alone, CopyQ's CPU a call.
+        Ok("alone") => {
+            println!("\n{}", mixed::alone_table(&copyq).await.join("\n"));
+            return;
+        }
         Ok("mixed") => {
             let rows = mixed::table(&copyq).await;
             println!("\n{}", rows.join("\n"));

@@ -201,40 +201,123 @@ async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration
 /// One floor client: draws from its generator exactly as `mix::Worker` does (the operation, then
 /// a shared tab, then an index into its own tab), so both runs issue the same sequence.
 async fn floor_client(n: usize, f: Floors, start: Arc<Barrier>) -> Vec<(Op, Duration)> {
-    let mut rng = mix::Rng::for_client(n);
-    let own = format!("mcp/{}", mix::own_tab(n));
-    let (mut own_len, mut seq) = (0usize, 0usize);
-    let mut samples = Vec::new();
+    let mut c = FloorClient::new(n, f);
     start.wait().await;
     let began = Instant::now();
     while began.elapsed() < RUN_FOR {
-        let op = mix::pick(&mut rng, own_len == 0);
-        let shared = format!("mcp/{}", mix::shared_tab(rng.below(mix::SHARED_TABS)));
-        let i = rng.below(own_len) as i32;
-        seq += 1;
-        let text = format!("load c{n} {seq}");
+        let op = mix::pick(&mut c.rng, c.own_len == 0);
+        c.step_op(op).await;
+    }
+    c.samples
+}
+
+/// A floor client's state: what `mix::Worker` knows, as far as its calls need it.
+struct FloorClient {
+    n: usize,
+    f: Floors,
+    rng: mix::Rng,
+    own: String,
+    own_len: usize,
+    seq: usize,
+    samples: Vec<(Op, Duration)>,
+}
+
+impl FloorClient {
+    fn new(n: usize, f: Floors) -> FloorClient {
+        FloorClient {
+            n,
+            f,
+            rng: mix::Rng::for_client(n),
+            own: format!("mcp/{}", mix::own_tab(n)),
+            own_len: 0,
+            seq: 0,
+            samples: Vec::new(),
+        }
+    }
+
+    /// The calls of `op` (not drawn), timed; draws the shared tab and the index as the worker does.
+    async fn step_op(&mut self, op: Op) {
+        let (f, own, n) = (&self.f, &self.own, self.n);
+        let shared = format!("mcp/{}", mix::shared_tab(self.rng.below(mix::SHARED_TABS)));
+        let i = self.rng.below(self.own_len) as i32;
+        self.seq += 1;
+        let text = format!("load c{n} {}", self.seq);
         let t = Instant::now();
         match op {
             Op::Tree => f.tree("mcp/", 2).await,
             Op::List => f.rows(&shared, 0..10).await,
             Op::Search => drop(f.search(&format!("^load c{n} ")).await),
-            Op::Item if own_len == 0 => f.rows(&shared, 0..1).await,
-            Op::Item => f.rows(&own, i..i + 1).await,
+            Op::Item if self.own_len == 0 => f.rows(&shared, 0..1).await,
+            Op::Item => f.rows(own, i..i + 1).await,
             Op::OutOfBounds => f.rows(&shared, 0..0).await,
             Op::AddShared => f.add(&shared, &text).await,
             Op::AddOwn => {
-                f.add(&own, &text).await;
-                own_len += 1;
+                f.add(own, &text).await;
+                self.own_len += 1;
             }
-            Op::Update => f.update(&own, i, &text).await,
+            Op::Update => f.update(own, i, &text).await,
             Op::Delete => {
-                f.delete(&own, i).await;
-                own_len -= 1;
+                f.delete(own, i).await;
+                self.own_len -= 1;
             }
         }
-        samples.push((op, t.elapsed()));
+        self.samples.push((op, t.elapsed()));
     }
-    samples
+}
+
+/// One client, one operation at a time, each kind in a row of its own (adds to its own tab first,
+/// so that items, updates and deletes have rows): CopyQ's CPU time a call of each kind under the
+/// gateway and under the floor, nothing else running. Which operations make CopyQ work more than
+/// the same operation's raw calls do, apart from the mix's contention and spread.
+const ALONE: [(Op, usize); 9] = [
+    (Op::AddOwn, 200),
+    (Op::Item, 200),
+    (Op::Update, 200),
+    (Op::Delete, 200),
+    (Op::AddShared, 200),
+    (Op::List, 200),
+    (Op::OutOfBounds, 200),
+    (Op::Tree, 200),
+    (Op::Search, 20),
+];
+
+/// For each of [`ALONE`]: CopyQ's CPU a call and the median latency, under the socket gateway and
+/// under the floor.
+async fn alone(copyq: &PrivateCopyq) -> Vec<(Op, (Duration, Duration), (Duration, Duration))> {
+    // The gateway's client.
+    reset(copyq);
+    let gw = Gateway::start_with(copyq, "socket", &[]);
+    let client = mix::connect(&gw.url, &gw.token)
+        .await
+        .expect("a client of the gateway");
+    let mut w = mix::Worker::new(0, client);
+    let mut ours = Vec::new();
+    for (op, count) in ALONE {
+        let (before, from) = (copyq_cpu(copyq), w.samples.len());
+        for _ in 0..count {
+            w.step_op(op).await.expect("a call alone");
+        }
+        let cpu = copyq_cpu(copyq).saturating_sub(before) / count as u32;
+        let mut ds: Vec<Duration> = w.samples[from..].iter().map(|(_, d)| *d).collect();
+        ds.sort();
+        ours.push((cpu, mix::percentile(&ds, 0.5)));
+    }
+    drop(gw);
+    // The floor's, the same sequence.
+    reset(copyq);
+    let mut c = FloorClient::new(0, Floors::connect(copyq).await);
+    let mut out = Vec::new();
+    for ((op, count), ours) in ALONE.into_iter().zip(ours) {
+        let (before, from) = (copyq_cpu(copyq), c.samples.len());
+        for _ in 0..count {
+            c.step_op(op).await;
+        }
+        let cpu = copyq_cpu(copyq).saturating_sub(before) / count as u32;
+        let mut ds: Vec<Duration> = c.samples[from..].iter().map(|(_, d)| *d).collect();
+        ds.sort();
+        out.push((op, ours, (cpu, mix::percentile(&ds, 0.5))));
+    }
+    out
 }
 
 fn ms(d: Duration) -> f64 {
@@ -323,6 +406,36 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     ));
     for f in cli.failures.iter().chain(&socket.failures).take(3) {
         lines.push(format!("A failure: {f}"));
+    }
+    lines.extend(alone_table(copyq).await);
+    lines
+}
+
+/// [`alone`]'s figures as a table.
+pub async fn alone_table(copyq: &PrivateCopyq) -> Vec<String> {
+    let mut lines = vec![
+        String::new(),
+        "One client, one operation at a time (each kind in a row of its own), socket backend: \
+         CopyQ's CPU a call, and the median latency"
+            .to_owned(),
+        String::new(),
+        "| operation | calls | CopyQ CPU a call, gateway / floor | median ms, gateway / floor |"
+            .to_owned(),
+        "|---|---|---|---|".to_owned(),
+    ];
+    for ((op, count), (_, (cpu, median), (floor_cpu, floor_median))) in
+        ALONE.into_iter().zip(alone(copyq).await)
+    {
+        let line = format!(
+            "| {op:?} | {count} | {:.2} / {:.2} ms ({:.2}x) | {:.2} / {:.2} |",
+            ms(cpu),
+            ms(floor_cpu),
+            ms(cpu) / ms(floor_cpu).max(f64::MIN_POSITIVE),
+            ms(median),
+            ms(floor_median)
+        );
+        println!("{line}");
+        lines.push(line);
     }
     lines
 }

@@ -304,6 +304,12 @@ impl Worker {
     /// One call: picked, sent, timed and checked.
     async fn step(&mut self) -> Result<(), String> {
         let op = self.pick();
+        self.step_op(op).await
+    }
+
+    /// A call of `op` (not drawn), sent, timed and checked. An update or delete needs an item in
+    /// the client's own tab.
+    pub async fn step_op(&mut self, op: Op) -> Result<(), String> {
         let (tool, args, expect) = self.plan(op);
         let started = Instant::now();
         let (is_error, text) = try_call(&self.c, tool, args.clone())
@@ -353,23 +359,30 @@ pub async fn run_worker(
     start: Arc<Barrier>,
     (run_for, max_calls): (Duration, usize),
 ) -> Result<Worker, String> {
-    let mut w = Worker {
-        n,
-        c,
-        rng: Rng::for_client(n),
-        seq: 0,
-        own: Vec::new(),
-        own_touched: false,
-        shared: Vec::new(),
-        gone: Vec::new(),
-        samples: Vec::new(),
-        provoked: 0,
-        short_searches: 0,
-    };
+    let mut w = Worker::new(n, c);
     start.wait().await;
     let began = Instant::now();
     while began.elapsed() < run_for && w.samples.len() < max_calls {
         w.step().await?;
     }
     Ok(w)
+}
+
+impl Worker {
+    /// Client `n`, knowing nothing yet (its generator as [`Rng::for_client`]).
+    pub fn new(n: usize, c: Client) -> Worker {
+        Worker {
+            n,
+            c,
+            rng: Rng::for_client(n),
+            seq: 0,
+            own: Vec::new(),
+            own_touched: false,
+            shared: Vec::new(),
+            gone: Vec::new(),
+            samples: Vec::new(),
+            provoked: 0,
+            short_searches: 0,
+        }
+    }
 }
