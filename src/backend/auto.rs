@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::socket::backend::Prepared;
 use super::{
     BackendError, CliBackend, Health, Item, Persisted, ReadRequest, RowsPage, Snapshot,
     SocketBackend, TabRows, Whole,
@@ -156,14 +157,27 @@ impl AutoBackend {
         routed!(self, every_format(tab, row, expect))
     }
 
+    /// The socket's [`SocketBackend::prepare_write`]; nothing through the CLI (its script makes
+    /// every step). A write routed elsewhere than its preparation makes every step itself.
+    pub async fn prepare_write(&self, tabs: &[&str]) -> Result<Option<Prepared>, BackendError> {
+        match self.route().await? {
+            Route::Socket => self.socket.prepare_write(tabs).await.map(Some),
+            Route::Cli => Ok(None),
+        }
+    }
+
     pub async fn change(
         &self,
         tab: &str,
         row: usize,
         expect: &Item,
         item: &Item,
+        prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        routed!(self, change(tab, row, expect, item))
+        match self.route().await? {
+            Route::Socket => self.socket.change(tab, row, expect, item, prepared).await,
+            Route::Cli => self.cli.change(tab, row, expect, item).await,
+        }
     }
 
     pub async fn remove(
@@ -171,8 +185,12 @@ impl AutoBackend {
         tab: &str,
         row: usize,
         expect: &Item,
+        prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        routed!(self, remove(tab, row, expect))
+        match self.route().await? {
+            Route::Socket => self.socket.remove(tab, row, expect, prepared).await,
+            Route::Cli => self.cli.remove(tab, row, expect).await,
+        }
     }
 
     pub async fn move_item(
@@ -182,8 +200,16 @@ impl AutoBackend {
         expect: &Item,
         to: &str,
         limit: usize,
+        prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        routed!(self, move_item(from, row, expect, to, limit))
+        match self.route().await? {
+            Route::Socket => {
+                self.socket
+                    .move_item(from, row, expect, to, limit, prepared)
+                    .await
+            }
+            Route::Cli => self.cli.move_item(from, row, expect, to, limit).await,
+        }
     }
 
     pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {

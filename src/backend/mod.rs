@@ -155,6 +155,17 @@ impl Health {
     }
 }
 
+/// A write's first steps made before its plan ([`Backend::prepare_write`]), carried to the write.
+#[derive(Debug, Default)]
+pub struct Prepared(Option<socket::backend::Prepared>);
+
+impl Prepared {
+    /// Nothing made before: the write makes every step itself.
+    pub fn none() -> Prepared {
+        Prepared(None)
+    }
+}
+
 /// The implementation chosen from configuration.
 #[derive(Debug, Clone)]
 pub enum Backend {
@@ -273,38 +284,75 @@ impl Backend {
         dispatch!(self, every_format(tab, row, expect))
     }
 
-    /// Replace the text, tags and note of `row`, if it still holds `expect`.
+    /// The first steps of a change, remove or move touching `tabs`, made before the write is
+    /// planned, with the write lock held until it is made: the socket backend unloads (saves)
+    /// those tabs here, so that the plan's read loads each once for the whole write (see
+    /// `SocketBackend::prepare_write`). Changes nothing. The others do every step in the write.
+    pub async fn prepare_write(&self, tabs: &[&str]) -> Result<Prepared, BackendError> {
+        let prepared = match self {
+            Self::Socket(b) => b.prepare_write(tabs).await.map(Some),
+            Self::Auto(b) => b.prepare_write(tabs).await,
+            Self::Cli(_) | Self::Memory(_) => Ok(None),
+        };
+        prepared.map(Prepared).map_err(|e| self.locate(e))
+    }
+
+    /// Replace the text, tags and note of `row`, if it still holds `expect`. `prepared`: from
+    /// [`Self::prepare_write`] for `[tab]`, or [`Prepared::none`].
     pub async fn change(
         &self,
         tab: &str,
         row: usize,
-        expect: &Item,
-        item: &Item,
+        (expect, item): (&Item, &Item),
+        prepared: Prepared,
     ) -> Result<Persisted, BackendError> {
-        dispatch!(self, change(tab, row, expect, item))
+        let p = prepared.0;
+        (match self {
+            Self::Cli(b) => b.change(tab, row, expect, item).await,
+            Self::Socket(b) => b.change(tab, row, expect, item, p).await,
+            Self::Auto(b) => b.change(tab, row, expect, item, p).await,
+            Self::Memory(b) => b.change(tab, row, expect, item),
+        })
+        .map_err(|e| self.locate(e))
     }
 
-    /// Remove `row`, if it still holds `expect`.
+    /// Remove `row`, if it still holds `expect`. `prepared`: from [`Self::prepare_write`] for
+    /// `[tab]`, or [`Prepared::none`].
     pub async fn remove(
         &self,
         tab: &str,
         row: usize,
         expect: &Item,
+        prepared: Prepared,
     ) -> Result<Persisted, BackendError> {
-        dispatch!(self, remove(tab, row, expect))
+        let p = prepared.0;
+        (match self {
+            Self::Cli(b) => b.remove(tab, row, expect).await,
+            Self::Socket(b) => b.remove(tab, row, expect, p).await,
+            Self::Auto(b) => b.remove(tab, row, expect, p).await,
+            Self::Memory(b) => b.remove(tab, row, expect),
+        })
+        .map_err(|e| self.locate(e))
     }
 
     /// Move `row` of `from` (if it still holds `expect`) to row 0 of `to`: target written and
-    /// checked first, source removed last, so the item is never in neither tab.
+    /// checked first, source removed last, so the item is never in neither tab. `prepared`: from
+    /// [`Self::prepare_write`] for `[to, from]`, or [`Prepared::none`].
     pub async fn move_item(
         &self,
-        from: &str,
-        row: usize,
-        expect: &Item,
+        (from, row, expect): (&str, usize, &Item),
         to: &str,
         limit: usize,
+        prepared: Prepared,
     ) -> Result<Persisted, BackendError> {
-        dispatch!(self, move_item(from, row, expect, to, limit))
+        let p = prepared.0;
+        (match self {
+            Self::Cli(b) => b.move_item(from, row, expect, to, limit).await,
+            Self::Socket(b) => b.move_item(from, row, expect, to, limit, p).await,
+            Self::Auto(b) => b.move_item(from, row, expect, to, limit, p).await,
+            Self::Memory(b) => b.move_item(from, row, expect, to, limit),
+        })
+        .map_err(|e| self.locate(e))
     }
 
     /// Create an empty tab; `false` when it already existed.

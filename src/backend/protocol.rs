@@ -10,10 +10,14 @@
 //!    (change, remove, move source), or the target has room under `maxitems` (insert, move target:
 //!    CopyQ would silently evict the oldest item).
 //! 2. `unload`: unload every touched tab that exists, which saves it. A tab CopyQ keeps loaded (open
-//!    in its window, or with an editor open) is *pinned*. (A group of inserts makes 2 and 1 in
-//!    one batch, the unload first: counting an unloaded tab's rows loads it, once, for the
-//!    inserts; see `socket/backend/group.rs`. Neither changes an item, and nothing changes
-//!    before the group's audit entries are on disk.)
+//!    in its window, or with an editor open) is *pinned*. The socket backend makes it before 1:
+//!    reading an unloaded tab loads it, and a tab read, then unloaded, is loaded again by the
+//!    body; unloaded first, it is loaded once for the whole write. A change, delete or move
+//!    makes it before the write is even planned, with the write lock held until the write is
+//!    made (`Backend::prepare_write`: the plan's read loads the tab once; otherwise in one
+//!    batch with the check); a group of inserts, in one batch with its room checks (see
+//!    `socket/backend/group.rs`). Neither step changes an item, and nothing changes before the
+//!    write's audit entries are on disk.
 //! 3. `zero-delays`: if a tab is pinned, read the [`SAVE_DELAYS`] options and set them to 0, so the
 //!    change itself schedules an immediate save.
 //! 4. `body`: the write.
@@ -24,7 +28,8 @@
 //! 6. `restore-delays`: put the save delays back, whether or not the body succeeded (and if
 //!    zeroing them failed halfway). When the body failed, its error is the one reported; this
 //!    step's own failure is logged.
-//! 7. `unload-after`: unload the touched tabs again: saved now.
+//! 7. `unload-after`: unload the touched tabs again: saved now. (When no tab is pinned the socket
+//!    backend sends it in the body's last round trip, after the verify, as 6 has nothing to do.)
 //! 8. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
 //!    `config()` call does; otherwise it does so a second later). For a removal this is what
 //!    keeps the tab from coming back after a crash. A created tab would survive without it (at

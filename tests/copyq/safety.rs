@@ -6,6 +6,7 @@
 
 use crate::support::proxy::write_racing_an_add;
 use crate::support::*;
+use copyq_mcp::backend::Prepared;
 use serde_json::{Value, json};
 
 async fn w(c: &Client, args: Value) -> String {
@@ -140,7 +141,12 @@ async fn the_backend_refuses_a_full_tab_and_fills_its_last_slot() {
     );
     let moving = Item::new("moving", &[], "");
     let got = backend
-        .move_item("mcp/workspace/source", 0, &moving, "mcp/workspace/three", 3)
+        .move_item(
+            ("mcp/workspace/source", 0, &moving),
+            "mcp/workspace/three",
+            3,
+            Prepared::none(),
+        )
         .await;
     assert!(
         matches!(got, Err(BackendError::TabFull { limit: 3 })),

@@ -95,6 +95,11 @@ pub struct Model {
     selections: HashMap<i32, (String, Vec<usize>)>,
     next_selection: i32,
     config: HashMap<String, String>,
+    /// Tabs loaded (as CopyQ holds a tab in memory from the first call that reads or writes it
+    /// until it is unloaded), and how many loads there were: what a write's order of calls
+    /// costs CopyQ, for the tests.
+    loaded: std::collections::HashSet<String>,
+    loads: usize,
 }
 
 fn arg_str(call: &Call, i: usize) -> Option<&str> {
@@ -143,9 +148,34 @@ impl Model {
         self.tab(tab)?.get(usize::try_from(row).ok()?)
     }
 
+    /// How many times a tab was loaded.
+    pub fn loads(&self) -> usize {
+        self.loads
+    }
+
     /// The reply to `call`, `None` for the empty reply of a call CopyQ cannot run, and whether
-    /// it changed the tabs.
+    /// it changed the tabs. A call naming a tab that exists (then) loads it if it is not loaded.
     pub fn answer(&mut self, call: &Call) -> (Option<Value>, bool) {
+        let answer = self.reply(call);
+        let sig = &*call.signature;
+        let names_a_tab = sig.starts_with("browser") || sig == "createSelection(QString)";
+        if sig == "unloadTabs(QStringList)"
+            && let Some(Value::StringList(names)) = call.args.first()
+        {
+            for n in names {
+                self.loaded.remove(n);
+            }
+        } else if names_a_tab
+            && let Some(tab) = arg_str(call, 0)
+            && self.tab(tab).is_some()
+            && self.loaded.insert(tab.to_owned())
+        {
+            self.loads += 1;
+        }
+        answer
+    }
+
+    fn reply(&mut self, call: &Call) -> (Option<Value>, bool) {
         let insert = format!(
             "browserInsert(QString,int,{})",
             MapListType::VariantMapList.type_name()
@@ -356,8 +386,16 @@ fn reply_frame(id: i32, value: Option<&Value>) -> io::Result<Vec<u8>> {
 /// Serve clients at `path` (a socket file, or on Windows a pipe name) until an error; after
 /// each change, the tabs go to `state` as [`Model::to_json`] when given.
 pub async fn serve(path: &Path, state: Option<PathBuf>) -> io::Result<()> {
+    serve_model(path, state, Arc::default()).await
+}
+
+/// [`serve`] of `model`, which the caller may look into meanwhile.
+pub async fn serve_model(
+    path: &Path,
+    state: Option<PathBuf>,
+    model: Arc<Mutex<Model>>,
+) -> io::Result<()> {
     let mut listener = Listener::bind(path)?;
-    let model = Arc::new(Mutex::new(Model::default()));
     loop {
         let sock = listener.accept().await?;
         let (model, state) = (model.clone(), state.clone());
@@ -446,11 +484,25 @@ mod tests {
         tokio::task::JoinHandle<io::Result<()>>,
         Result<Layout, crate::backend::BackendError>,
     ) {
+        let (backend, server, layout, _) = started_model(dir).await;
+        (backend, server, layout)
+    }
+
+    /// [`started`], with the server's model.
+    async fn started_model(
+        dir: &tempfile::TempDir,
+    ) -> (
+        SocketBackend,
+        tokio::task::JoinHandle<io::Result<()>>,
+        Result<Layout, crate::backend::BackendError>,
+        Arc<Mutex<Model>>,
+    ) {
         let path = server_path(dir);
         let state = dir.path().join("state.json");
+        let model: Arc<Mutex<Model>> = Arc::default();
         let server = tokio::spawn({
-            let path = path.clone();
-            async move { serve(&path, Some(state)).await }
+            let (path, model) = (path.clone(), model.clone());
+            async move { serve_model(&path, Some(state), model).await }
         });
         // The listener is bound by the spawned task: wait for it.
         let backend = SocketBackend::new(SocketConfig {
@@ -465,7 +517,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             layout = backend.probe().await;
         }
-        (backend, server, layout)
+        (backend, server, layout, model)
     }
 
     /// The socket backend, as the gateway drives it, finds the layout of a Qt 6 CopyQ 17.0 and
@@ -513,6 +565,76 @@ mod tests {
         }
         let json = std::fs::read_to_string(&state).expect("state");
         assert_eq!(json, r#"{"tabs":[{"items":["two","one"],"name":"mcp/a"}]}"#);
+        server.abort();
+    }
+
+    /// A change or delete prepared before its plan's read (as the write tool makes them) loads
+    /// its tab once: the plan's read loads it, for the check and the body too. Unloaded after
+    /// that read, inside the write, the tab was loaded twice (bench/results.md, "Issue 22 item
+    /// 5, stop 45"). Either way the write is made, and the check still refuses a row that
+    /// changed.
+    #[tokio::test]
+    async fn a_write_prepared_before_its_plan_loads_its_tab_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (backend, server, layout, model) = started_model(&dir).await;
+        layout.expect("probe");
+        let loads = || model.lock().unwrap_or_else(PoisonError::into_inner).loads();
+        let text = |t: &str| Item {
+            text: t.into(),
+            ..Item::default()
+        };
+        for t in ["c", "b", "a"] {
+            backend
+                .insert("mcp/a", &text(t), 200)
+                .await
+                .expect("insert");
+        }
+        let plan = ReadRequest {
+            tabs: TabSelector::Names {
+                names: vec!["mcp/a".into()],
+            },
+            skip: 0,
+            limit: Some(1),
+            preview: None,
+        };
+        for (prepare, want) in [(true, 1), (false, 2)] {
+            let before = loads();
+            let prepared = match prepare {
+                true => Some(backend.prepare_write(&["mcp/a"]).await.expect("prepare")),
+                false => None,
+            };
+            let first = backend.read(&plan).await.expect("plan").pages[0].items[0].clone();
+            let new = text(&format!("{} changed", first.text));
+            let persisted = backend
+                .change("mcp/a", 0, &first, &new, prepared)
+                .await
+                .expect("change");
+            assert_eq!(persisted, Persisted::Unload);
+            assert_eq!(loads() - before, want, "prepared: {prepare}");
+        }
+        let before = loads();
+        let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
+        let first = backend.read(&plan).await.expect("plan").pages[0].items[0].clone();
+        backend
+            .remove("mcp/a", 0, &first, Some(prepared))
+            .await
+            .expect("remove");
+        assert_eq!(loads() - before, 1);
+        // A stale plan is refused as before.
+        let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
+        let got = backend.remove("mcp/a", 0, &text("a"), Some(prepared)).await;
+        assert!(
+            matches!(got, Err(crate::backend::BackendError::Conflict)),
+            "{got:?}"
+        );
+        let all = backend
+            .read(&ReadRequest {
+                limit: None,
+                ..plan
+            })
+            .await
+            .expect("read");
+        assert_eq!(all.pages[0].items, [text("b"), text("c")]);
         server.abort();
     }
 

@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use super::ToolState;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, Insert, Item, ReadRequest, Ready, TabSelector};
+use crate::backend::{BackendError, Insert, Item, Prepared, ReadRequest, Ready, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 use plan::{Add, Plan, plan, plan_add_unchecked, tab_full};
 use record::{add_entry, audit_entry, kept};
@@ -56,6 +56,7 @@ pub async fn call(
         return grouped(tools, principal, tab, item).await;
     }
     let alone = tools.writes.clone().write_owned().await;
+    let prepared = prepare(tools, &call.op).await?;
     let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     // Once it starts, a write runs to its end in a task of its own: the request may be cancelled
     // (client gone, request deadline), but a write stopped between its steps would leave CopyQ's
@@ -66,7 +67,7 @@ pub async fn call(
     let (tools, principal) = (tools.clone(), principal.clone());
     tokio::spawn(async move {
         let _alone = alone;
-        execute_audited(&tools, &plan, &principal).await
+        execute_audited(&tools, &plan, &principal, prepared).await
     })
     .await
     .unwrap_or_else(|e| {
@@ -312,13 +313,28 @@ async fn record(
     Ok(Some(id))
 }
 
+/// A change's, delete's or move's first steps, made before it is planned, with the write lock
+/// held (see [`crate::backend::Backend::prepare_write`]); nothing for the other writes.
+async fn prepare(tools: &ToolState, op: &params::WriteOp) -> Result<Prepared, ToolError> {
+    use params::WriteOp;
+    let tabs: Vec<&str> = match op {
+        WriteOp::Update { tab, .. } | WriteOp::Delete { tab, .. } => vec![&tab.full],
+        WriteOp::Move { tab, to, .. } => vec![&to.full, &tab.full],
+        WriteOp::Add { .. } | WriteOp::TabCreate { .. } | WriteOp::TabDelete { .. } => {
+            return Ok(Prepared::none());
+        }
+    };
+    Ok(tools.backend.prepare_write(&tabs).await?)
+}
+
 async fn execute_audited(
     tools: &ToolState,
     plan: &Plan,
     principal: &Principal,
+    prepared: Prepared,
 ) -> Result<String, ToolError> {
     let audit_id = record(tools, plan, principal).await?;
-    let result = execute(tools, &principal.tabs, plan).await;
+    let result = execute(tools, &principal.tabs, plan, prepared).await;
     match (&tools.audit, audit_id) {
         (Some(store), Some(id)) => outcome::settle(store, id, plan, result),
         _ => result,
@@ -385,14 +401,23 @@ async fn misdirected(tools: &ToolState, tabs: &Coverage, e: ToolError) -> ToolEr
     ToolError::Misdirected { tab, landed }
 }
 
-async fn execute(tools: &ToolState, tabs: &Coverage, plan: &Plan) -> Result<String, ToolError> {
-    match execute_plan(tools, plan).await {
+async fn execute(
+    tools: &ToolState,
+    tabs: &Coverage,
+    plan: &Plan,
+    prepared: Prepared,
+) -> Result<String, ToolError> {
+    match execute_plan(tools, plan, prepared).await {
         Err(e) => Err(misdirected(tools, tabs, e).await),
         ok => ok,
     }
 }
 
-async fn execute_plan(tools: &ToolState, plan: &Plan) -> Result<String, ToolError> {
+async fn execute_plan(
+    tools: &ToolState,
+    plan: &Plan,
+    prepared: Prepared,
+) -> Result<String, ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
     let persisted = match plan {
@@ -407,11 +432,11 @@ async fn execute_plan(tools: &ToolState, plan: &Plan) -> Result<String, ToolErro
             after,
             ..
         } => b
-            .change(&tab.full, *index, before, after)
+            .change(&tab.full, *index, (before, after), prepared)
             .await
             .map_err(|e| refused(e, tab, tab, *index))?,
         Plan::Delete { tab, index, item } => b
-            .remove(&tab.full, *index, item)
+            .remove(&tab.full, *index, item, prepared)
             .await
             .map_err(|e| refused(e, tab, tab, *index))?,
         Plan::Move {
@@ -421,7 +446,7 @@ async fn execute_plan(tools: &ToolState, plan: &Plan) -> Result<String, ToolErro
             item,
             limit,
         } => b
-            .move_item(&from.full, *index, item, &to.full, *limit)
+            .move_item((&from.full, *index, item), &to.full, *limit, prepared)
             .await
             .map_err(|e| refused(e, from, to, *index))?,
         Plan::TabCreate { path, .. } => {
@@ -515,7 +540,7 @@ mod tests {
         // Another writer adds an item between planning and executing: "b" is now at index 2.
         mem.insert("mcp/info", &Item::new("new", &[], ""), 200)
             .unwrap();
-        let got = execute(&tools, &Coverage::All, &planned)
+        let got = execute(&tools, &Coverage::All, &planned, Prepared::none())
             .await
             .unwrap_err()
             .line();
@@ -538,7 +563,7 @@ mod tests {
         let planned = plan(&tools, &Coverage::All, &call.op, None).await.unwrap();
         // The owner makes "&mcp/workspace/kh" between planning and executing.
         mem.create_tab("&mcp/workspace/kh").unwrap();
-        let got = execute(&tools, &Coverage::All, &planned)
+        let got = execute(&tools, &Coverage::All, &planned, Prepared::none())
             .await
             .unwrap_err()
             .line();

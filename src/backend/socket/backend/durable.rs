@@ -6,13 +6,13 @@
 //! back before the next read or write.
 
 use std::future::Future;
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 use super::super::slots;
-use super::super::value::{Call, Value, map_get};
-use super::{SocketBackend, failed};
+use super::super::value::{Call, Map, Value, map_get};
+use super::{SocketBackend, failed, row_arg};
 use crate::backend::protocol::SAVE_DELAYS;
-use crate::backend::{BackendError, Made, Persisted};
+use crate::backend::{BackendError, Item, Made, Persisted};
 
 fn set_config(name: &str, value: &str) -> Call {
     Call::new(
@@ -21,8 +21,18 @@ fn set_config(name: &str, value: &str) -> Call {
     )
 }
 
+/// A write's unload made before its plan ([`SocketBackend::prepare_write`]): on which connection,
+/// for which tabs, and what it found.
+#[derive(Debug)]
+pub struct Prepared {
+    connection: usize,
+    names: Vec<String>,
+    before: Before,
+}
+
 /// What the steps before a write's body found of the tabs it touches.
-struct Before {
+#[derive(Debug)]
+pub(crate) struct Before {
     /// A touched tab did not exist: the tab list is saved after the write.
     pub created: bool,
     /// A touched tab stayed loaded when unloaded: the save delays are zeroed around the body.
@@ -37,6 +47,23 @@ fn config_text(name: &str, reply: Value) -> Result<String, BackendError> {
         Some(v) => v.to_text().unwrap_or_default(),
         None => String::new(),
     })
+}
+
+/// What a body did with the calls of the unload after: `Some(outcome)` when it sent them, `None`
+/// when it did not (see [`SocketBackend::durably_from`]).
+pub(super) type Saved = Option<Result<(), BackendError>>;
+
+/// The calls that save what a write touched now that it is made: the unload of `names` (each a
+/// tab now: the body made or found each, its verify checked, so none is created by naming it),
+/// and the tab list's save when one was created.
+fn save_after_calls(names: &[&str], created: bool) -> Vec<Call> {
+    // write protocol: unload-after
+    let mut calls = vec![slots::unload_tabs(names)];
+    if created {
+        // write protocol: flush-tab-list
+        calls.push(slots::config("tabs"));
+    }
+    calls
 }
 
 impl SocketBackend {
@@ -122,28 +149,142 @@ impl SocketBackend {
             created: existing.len() < names.len(),
             pinned: existing.iter().any(|n| !unloaded.contains(n)),
         };
+        let body = |_| async { Ok((body().await?, None)) };
         self.durably_from(names, before, body).await
     }
 
+    /// The protocol's unload, made before the write is planned (with the write lock held): the
+    /// tab list and the unload of every one of `names` (the tabs the write will touch) in one
+    /// batch. Unloading a tab that does not exist does nothing (and creates nothing). The plan's
+    /// read then loads each tab once, for the check and the body too; unloaded inside the write,
+    /// after the plan's read, a tab was loaded, dropped and loaded again (bench/results.md,
+    /// "Issue 22 item 5, stop 45").
+    pub async fn prepare_write(&self, names: &[&str]) -> Result<Prepared, BackendError> {
+        self.settle_owed().await?;
+        let (client, _) = self.client().await?;
+        let unload = slots::unload_tabs(names);
+        // write protocol: unload
+        let [all, unloaded]: [Value; 2] = self
+            .call_many(vec![slots::tabs(), unload.clone()])
+            .await?
+            .try_into()
+            .map_err(|_| BackendError::Failed("unload: a reply is missing".into()))?;
+        let all = slots::expect_string_list(&slots::tabs(), all).map_err(failed)?;
+        let unloaded = slots::expect_string_list(&unload, unloaded).map_err(failed)?;
+        let existing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| all.iter().any(|a| a == n))
+            .collect();
+        Ok(Prepared {
+            connection: Arc::as_ptr(&client) as usize,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            before: Before {
+                created: existing.len() < names.len(),
+                pinned: existing.iter().any(|n| !unloaded.iter().any(|u| u == n)),
+            },
+        })
+    }
+
+    /// What [`Self::prepare_write`] found, if it was made for `names` on the connection in use
+    /// now (another connection may be to a CopyQ started since: its tabs are asked again).
+    async fn prepared(
+        &self,
+        prepared: Option<Prepared>,
+        names: &[&str],
+    ) -> Result<Option<Before>, BackendError> {
+        let Some(p) = prepared else {
+            return Ok(None);
+        };
+        let (client, _) = self.client().await?;
+        Ok((p.connection == Arc::as_ptr(&client) as usize && p.names == names).then_some(p.before))
+    }
+
+    /// A write's unload and check: taken from [`Self::prepare_write`] when it was made for these
+    /// tabs (the check then asks the tab list again: the owner may have removed the tab since,
+    /// and naming a missing tab creates it), else [`Self::unload_and_check`].
+    pub(super) async fn unloaded_and_checked(
+        &self,
+        prepared: Option<Prepared>,
+        names: &[&str],
+        row: (&str, usize, &Item),
+    ) -> Result<(Map, Before), BackendError> {
+        match self.prepared(prepared, names).await? {
+            Some(before) => {
+                self.settle_owed().await?;
+                let data = self.check_row(row.0, row.1, row.2).await?;
+                Ok((data, before))
+            }
+            None => self.unload_and_check(names, row).await,
+        }
+    }
+
+    /// The protocol's first two steps for a write to row `r` of `tab` (one of `names`, the tabs
+    /// it touches): owed delays settled, then the unload of every one of `names` that exists and
+    /// the row's check in one batch, the unload first. The check's data: every format's content.
+    /// The unload comes first for the reason [`Self::unload_and_lengths`] gives: a tab the last
+    /// write unloaded is read once, by the check, for the body too; checked first, it was loaded,
+    /// dropped by the unload and loaded again by the body (bench/results.md, "Issue 22 item 5,
+    /// stop 45"). Unloading only saves: a refused check has changed nothing.
+    pub(super) async fn unload_and_check(
+        &self,
+        names: &[&str],
+        (tab, r, expect): (&str, usize, &Item),
+    ) -> Result<(Map, Before), BackendError> {
+        self.settle_owed().await?;
+        let existing = self.existing(names).await?;
+        if !existing.iter().any(|n| n == tab) {
+            return Err(BackendError::NoSuchTab);
+        }
+        let names_now: Vec<&str> = existing.iter().map(String::as_str).collect();
+        // write protocol: unload
+        let unload = slots::unload_tabs(&names_now);
+        let calls = vec![
+            unload.clone(),
+            slots::browser_length(tab),
+            slots::browser_item_data(tab, row_arg(r)),
+        ];
+        let [unloaded, length, data]: [Value; 3] = self
+            .call_many(calls)
+            .await?
+            .try_into()
+            .map_err(|_| BackendError::Failed("check: a reply is missing".into()))?;
+        let unloaded = slots::expect_string_list(&unload, unloaded).map_err(failed)?;
+        let before = Before {
+            created: existing.len() < names.len(),
+            pinned: existing.iter().any(|n| !unloaded.contains(n)),
+        };
+        let data = self.checked_row(tab, r, expect, length, data).await?;
+        Ok((data, before))
+    }
+
     /// The protocol from its third step on, once what existed of `names` is unloaded (owed
-    /// delays settled first). (An insert follows the protocol in a group: group.rs.)
-    async fn durably_from<T, F, Fut>(
+    /// delays settled first). (An insert follows the protocol in a group: group.rs.) `body` gets
+    /// the calls of the unload after (and of the tab list's save) when no tab is pinned (else
+    /// none: the save delays are put back first), to send in its last round trip after its
+    /// verify, answered on their own ([`SocketBackend::call_parts`]): with the outcome of those,
+    /// or `None` if it did not send them (they are sent after it).
+    pub(super) async fn durably_from<T, F, Fut>(
         &self,
         names: &[&str],
         before: Before,
         body: F,
     ) -> Result<(T, Persisted), BackendError>
     where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, BackendError>>,
+        F: FnOnce(Vec<Call>) -> Fut,
+        Fut: Future<Output = Result<(T, Saved), BackendError>>,
     {
         // write protocol: zero-delays
         let old = match before.pinned {
             true => Some(self.zero_delays().await?),
             false => None,
         };
+        let then = match before.pinned {
+            true => Vec::new(),
+            false => save_after_calls(names, before.created),
+        };
         // write protocol: body (verify is each body's last part)
-        let result = match body().await {
+        let result = match body(then).await {
             // CopyQ stopped answering with the write sent: it may still make it.
             Err(e @ BackendError::Timeout(_)) => Err(BackendError::after(Made::Unknown, e)),
             other => other,
@@ -161,10 +302,12 @@ impl SocketBackend {
                 Err(_) => self.restore_delays_or_log(old).await,
             }
         }
-        let value = result?;
-        self.save_after(names, before.created)
-            .await
-            .map_err(|e| BackendError::after(Made::Change, e))?;
+        let (value, saved) = result?;
+        match saved {
+            Some(saved) => saved,
+            None => self.save_after(names, before.created).await,
+        }
+        .map_err(|e| BackendError::after(Made::Change, e))?;
         Ok((
             value,
             if before.pinned {
@@ -178,13 +321,9 @@ impl SocketBackend {
     /// Save what the write touched now that it is made, in one batch. Every one of `names` is a
     /// tab now: the body made or found each (its verify checked), so none is created by naming it.
     async fn save_after(&self, names: &[&str], created: bool) -> Result<(), BackendError> {
-        // write protocol: unload-after
-        let mut calls = vec![slots::unload_tabs(names)];
-        if created {
-            // write protocol: flush-tab-list
-            calls.push(slots::config("tabs"));
-        }
-        self.call_many(calls).await.map(|_| ())
+        self.call_many(save_after_calls(names, created))
+            .await
+            .map(|_| ())
     }
 
     /// Those of `names` that are tabs now.

@@ -26,6 +26,7 @@ use super::{MAX_FRAME_LEN, SocketError};
 use crate::backend::{BackendError, Item, split_tags};
 
 pub use crate::backend::protocol::{MIME_NOTE, MIME_PASSWORD_HINT, MIME_TAGS, MIME_TEXT};
+pub use durable::Prepared;
 
 #[derive(Debug, Clone)]
 pub struct SocketConfig {

@@ -4,6 +4,7 @@
 use super::super::slots;
 use super::super::value::{Call, Map, Value, map_get};
 use super::data_file::Formats;
+use super::durable::{Prepared, Saved};
 use super::group::Write;
 use super::{SocketBackend, failed, item_of, map_of};
 use crate::backend::{BackendError, Item, Made, Persisted};
@@ -26,6 +27,25 @@ fn ok_or_text(reply: &Value, what: &str) -> Result<(), BackendError> {
 }
 
 impl SocketBackend {
+    /// A body's `calls` and then `then` (the unload after, or nothing) in one round trip, each
+    /// answered on its own: the body's replies, and the outcome of `then` if it was sent.
+    async fn body_then(
+        &self,
+        calls: &[Call],
+        then: &[Call],
+        what: &str,
+    ) -> Result<(Vec<Value>, Saved), BackendError> {
+        let mut parts = self.call_parts(&[calls, then]).await?.into_iter();
+        let replies = parts
+            .next()
+            .unwrap_or_else(|| Err(BackendError::Failed(format!("{what}: a reply is missing"))))?;
+        let saved = parts
+            .next()
+            .filter(|_| !then.is_empty())
+            .map(|r| r.map(|_| ()));
+        Ok((replies, saved))
+    }
+
     async fn exists(&self, tab: &str) -> Result<bool, BackendError> {
         Ok(self.tabs().await?.iter().any(|t| t == tab))
     }
@@ -34,20 +54,6 @@ impl SocketBackend {
         let call = slots::browser_length(tab);
         let reply = self.call(call.clone()).await?;
         Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
-    }
-
-    /// The data of row `r`, with the `formats` CopyQ keeps in files read from them.
-    async fn row_data(&self, tab: &str, r: usize, formats: Formats) -> Result<Map, BackendError> {
-        let map = self
-            .call(slots::browser_item_data(tab, row(r)))
-            .await?
-            .as_map()
-            .cloned()
-            .unwrap_or_default();
-        let mut rows = [(r, map)];
-        self.fill_data_files(tab, &mut rows, formats).await?;
-        let [(_, map)] = rows;
-        Ok(map)
     }
 
     /// The full data of `r` in `tab` (every format's content), if it still holds `expect`.
@@ -61,11 +67,36 @@ impl SocketBackend {
         if !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
         }
-        let count = self.length(tab).await?;
+        let calls = vec![
+            slots::browser_length(tab),
+            slots::browser_item_data(tab, row(r)),
+        ];
+        let [length, data]: [Value; 2] = self
+            .call_many(calls)
+            .await?
+            .try_into()
+            .map_err(|_| BackendError::Failed("check: a reply is missing".into()))?;
+        self.checked_row(tab, r, expect, length, data).await
+    }
+
+    /// Row `r` of `tab` from the replies to its length and its data (asked in one batch; a row
+    /// past the end comes back empty), every format's content filled in, if it holds `expect`.
+    pub(super) async fn checked_row(
+        &self,
+        tab: &str,
+        r: usize,
+        expect: &Item,
+        length: Value,
+        data: Value,
+    ) -> Result<Map, BackendError> {
+        let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
+        let count = usize::try_from(count).unwrap_or(0);
         if r >= count {
             return Err(BackendError::NoSuchRow { count });
         }
-        let data = self.row_data(tab, r, Formats::All).await?;
+        let mut rows = [(r, data.as_map().cloned().unwrap_or_default())];
+        self.fill_data_files(tab, &mut rows, Formats::All).await?;
+        let [(_, data)] = rows;
         if item_of(&data) != *expect {
             return Err(BackendError::Conflict);
         }
@@ -225,9 +256,12 @@ impl SocketBackend {
         r: usize,
         expect: &Item,
         item: &Item,
+        prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        self.check_row(tab, r, expect).await?;
-        let body = || async {
+        let (_, before) = self
+            .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
+            .await?;
+        let body = |then: Vec<Call>| async move {
             // browserChange merges keys; an invalid value removes one.
             let mut data = map_of(item);
             for mime in [super::MIME_TAGS, super::MIME_NOTE] {
@@ -236,21 +270,25 @@ impl SocketBackend {
                 }
             }
             let layout = self.layout().await?;
-            let reply = self
-                .call(slots::browser_change(
-                    layout.map_list,
-                    tab,
-                    row(r),
-                    vec![data],
-                ))
-                .await?;
+            // The change, its verify and the unload after in one round trip.
+            let calls = [
+                slots::browser_change(layout.map_list, tab, row(r), vec![data]),
+                // write protocol: verify
+                slots::browser_item_data(tab, row(r)),
+            ];
+            let (replies, saved) = self.body_then(&calls, &then, "change").await?;
+            let [reply, now]: [Value; 2] = replies
+                .try_into()
+                .map_err(|_| BackendError::Failed("change: a reply is missing".into()))?;
             ok_or_text(&reply, "change")?;
-            if item_of(&self.row_data(tab, r, Formats::Item).await?) != *item {
+            let mut rows = [(r, now.as_map().cloned().unwrap_or_default())];
+            self.fill_data_files(tab, &mut rows, Formats::Item).await?;
+            if item_of(&rows[0].1) != *item {
                 return Err(BackendError::Failed("change was not applied".into()));
             }
-            Ok(())
+            Ok(((), saved))
         };
-        Ok(self.durably(&[tab], body).await?.1)
+        Ok(self.durably_from(&[tab], before, body).await?.1)
     }
 
     pub async fn remove(
@@ -258,16 +296,19 @@ impl SocketBackend {
         tab: &str,
         r: usize,
         expect: &Item,
+        prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        self.check_row(tab, r, expect).await?;
-        let body = || async {
+        let (_, before) = self
+            .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
+            .await?;
+        let body = |then: Vec<Call>| async move {
             let qt = self.layout().await?.qt;
-            let reply = self
-                .call(slots::browser_remove_rows(qt, tab, vec![row(r)]))
-                .await?;
-            ok_or_text(&reply, "remove")
+            let calls = [slots::browser_remove_rows(qt, tab, vec![row(r)])];
+            let (replies, saved) = self.body_then(&calls, &then, "remove").await?;
+            ok_or_text(replies.first().unwrap_or(&Value::Invalid), "remove")?;
+            Ok(((), saved))
         };
-        Ok(self.durably(&[tab], body).await?.1)
+        Ok(self.durably_from(&[tab], before, body).await?.1)
     }
 
     /// Target first, checked and saved, then the source: the item is never in neither tab.
@@ -278,10 +319,13 @@ impl SocketBackend {
         expect: &Item,
         to: &str,
         limit: usize,
+        prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        let data = self.check_row(from, r, expect).await?;
+        let (data, before) = self
+            .unloaded_and_checked(prepared, &[to, from], (from, r, expect))
+            .await?;
         self.check_room(to, limit).await?;
-        let body = || async {
+        let body = |_| async {
             self.insert_map(to, data, expect).await?;
             // From here on the item is in the target: a failure leaves it in both tabs.
             let source = async {
@@ -293,9 +337,12 @@ impl SocketBackend {
                     .await?;
                 ok_or_text(&reply, "remove from source")
             };
-            source.await.map_err(|e| BackendError::after(Made::Copy, e))
+            source
+                .await
+                .map_err(|e| BackendError::after(Made::Copy, e))?;
+            Ok(((), None))
         };
-        Ok(self.durably(&[to, from], body).await?.1)
+        Ok(self.durably_from(&[to, from], before, body).await?.1)
     }
 
     pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
