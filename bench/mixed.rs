@@ -283,7 +283,7 @@ const ALONE: [(Op, usize); 9] = [
 
 /// For each of [`ALONE`]: CopyQ's CPU a call and the median latency, under the socket gateway and
 /// under the floor.
-async fn alone(copyq: &PrivateCopyq) -> Vec<(Op, (Duration, Duration), (Duration, Duration))> {
+async fn alone(copyq: &PrivateCopyq) -> Vec<((Duration, Duration), (Duration, Duration))> {
     // The gateway's client.
     reset(copyq);
     let gw = Gateway::start_with(copyq, "socket", &[]);
@@ -297,10 +297,7 @@ async fn alone(copyq: &PrivateCopyq) -> Vec<(Op, (Duration, Duration), (Duration
         for _ in 0..count {
             w.step_op(op).await.expect("a call alone");
         }
-        let cpu = copyq_cpu(copyq).saturating_sub(before) / count as u32;
-        let mut ds: Vec<Duration> = w.samples[from..].iter().map(|(_, d)| *d).collect();
-        ds.sort();
-        ours.push((cpu, mix::percentile(&ds, 0.5)));
+        ours.push(figures(copyq, before, &w.samples[from..]));
     }
     drop(gw);
     // The floor's, the same sequence.
@@ -312,12 +309,23 @@ async fn alone(copyq: &PrivateCopyq) -> Vec<(Op, (Duration, Duration), (Duration
         for _ in 0..count {
             c.step_op(op).await;
         }
-        let cpu = copyq_cpu(copyq).saturating_sub(before) / count as u32;
-        let mut ds: Vec<Duration> = c.samples[from..].iter().map(|(_, d)| *d).collect();
-        ds.sort();
-        out.push((op, ours, (cpu, mix::percentile(&ds, 0.5))));
+        out.push((ours, figures(copyq, before, &c.samples[from..])));
     }
     out
+}
+
+/// CopyQ's CPU a call across `samples` (the calls just made; its CPU was `before` when they
+/// began), and their median latency.
+fn figures(
+    copyq: &PrivateCopyq,
+    before: Duration,
+    samples: &[(Op, Duration)],
+) -> (Duration, Duration) {
+    let calls = u32::try_from(samples.len()).unwrap_or(u32::MAX).max(1);
+    let cpu = copyq_cpu(copyq).saturating_sub(before) / calls;
+    let mut ds: Vec<Duration> = samples.iter().map(|(_, d)| *d).collect();
+    ds.sort();
+    (cpu, mix::percentile(&ds, 0.5))
 }
 
 fn ms(d: Duration) -> f64 {
@@ -423,7 +431,7 @@ pub async fn alone_table(copyq: &PrivateCopyq) -> Vec<String> {
             .to_owned(),
         "|---|---|---|---|".to_owned(),
     ];
-    for ((op, count), (_, (cpu, median), (floor_cpu, floor_median))) in
+    for ((op, count), ((cpu, median), (floor_cpu, floor_median))) in
         ALONE.into_iter().zip(alone(copyq).await)
     {
         let line = format!(

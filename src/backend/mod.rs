@@ -303,7 +303,8 @@ impl Backend {
         &self,
         tab: &str,
         row: usize,
-        (expect, item): (&Item, &Item),
+        expect: &Item,
+        item: &Item,
         prepared: Prepared,
     ) -> Result<Persisted, BackendError> {
         let p = prepared.0;
@@ -340,7 +341,9 @@ impl Backend {
     /// [`Self::prepare_write`] for `[to, from]`, or [`Prepared::none`].
     pub async fn move_item(
         &self,
-        (from, row, expect): (&str, usize, &Item),
+        from: &str,
+        row: usize,
+        expect: &Item,
         to: &str,
         limit: usize,
         prepared: Prepared,

@@ -142,7 +142,9 @@ async fn the_backend_refuses_a_full_tab_and_fills_its_last_slot() {
     let moving = Item::new("moving", &[], "");
     let got = backend
         .move_item(
-            ("mcp/workspace/source", 0, &moving),
+            "mcp/workspace/source",
+            0,
+            &moving,
             "mcp/workspace/three",
             3,
             Prepared::none(),

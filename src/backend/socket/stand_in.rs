@@ -476,20 +476,8 @@ mod tests {
     }
 
     /// The stand-in serving in `dir` (its state file `state.json` there), and the socket
-    /// backend connected to it with the layout it found.
+    /// backend connected to it with the layout it found, and the server's model.
     async fn started(
-        dir: &tempfile::TempDir,
-    ) -> (
-        SocketBackend,
-        tokio::task::JoinHandle<io::Result<()>>,
-        Result<Layout, crate::backend::BackendError>,
-    ) {
-        let (backend, server, layout, _) = started_model(dir).await;
-        (backend, server, layout)
-    }
-
-    /// [`started`], with the server's model.
-    async fn started_model(
         dir: &tempfile::TempDir,
     ) -> (
         SocketBackend,
@@ -526,7 +514,7 @@ mod tests {
     async fn the_socket_backend_writes_and_reads_through_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let state = dir.path().join("state.json");
-        let (backend, server, layout) = started(&dir).await;
+        let (backend, server, layout, _) = started(&dir).await;
         let want = Layout {
             map_list: MapListType::VariantMapList,
             qt: Qt::V6,
@@ -576,7 +564,7 @@ mod tests {
     #[tokio::test]
     async fn a_write_prepared_before_its_plan_loads_its_tab_once() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (backend, server, layout, model) = started_model(&dir).await;
+        let (backend, server, layout, model) = started(&dir).await;
         layout.expect("probe");
         let loads = || model.lock().unwrap_or_else(PoisonError::into_inner).loads();
         let text = |t: &str| Item {
@@ -644,7 +632,7 @@ mod tests {
     async fn a_group_inserts_nothing_until_ready_and_nothing_if_not() {
         let dir = tempfile::tempdir().expect("tempdir");
         let state = dir.path().join("state.json");
-        let (backend, server, layout) = started(&dir).await;
+        let (backend, server, layout, _) = started(&dir).await;
         layout.expect("probe");
         let first = Item {
             text: "first".into(),

@@ -432,7 +432,7 @@ async fn execute_plan(
             after,
             ..
         } => b
-            .change(&tab.full, *index, (before, after), prepared)
+            .change(&tab.full, *index, before, after, prepared)
             .await
             .map_err(|e| refused(e, tab, tab, *index))?,
         Plan::Delete { tab, index, item } => b
@@ -446,7 +446,7 @@ async fn execute_plan(
             item,
             limit,
         } => b
-            .move_item((&from.full, *index, item), &to.full, *limit, prepared)
+            .move_item(&from.full, *index, item, &to.full, *limit, prepared)
             .await
             .map_err(|e| refused(e, from, to, *index))?,
         Plan::TabCreate { path, .. } => {

@@ -29,6 +29,21 @@ impl Formats {
 }
 
 impl SocketBackend {
+    /// The data of row `r` of `tab` from `reply` (a row's map; anything else is no data), its
+    /// `DataFile` values replaced by their content as [`Self::fill_data_files`] does.
+    pub(super) async fn filled_row(
+        &self,
+        tab: &str,
+        r: usize,
+        reply: Value,
+        formats: Formats,
+    ) -> Result<Map, BackendError> {
+        let mut rows = [(r, reply.as_map().cloned().unwrap_or_default())];
+        self.fill_data_files(tab, &mut rows, formats).await?;
+        let [(_, map)] = rows;
+        Ok(map)
+    }
+
     /// Replace the `DataFile` values of `rows` (row number, its data) in `tab` by their content.
     /// Costs nothing when there are none; otherwise one batch of calls.
     pub(super) async fn fill_data_files(

@@ -39,6 +39,25 @@ pub(crate) struct Before {
     pub pinned: bool,
 }
 
+impl Before {
+    /// What the unload found of `touched` tabs: those `existing` were tabs, CopyQ unloaded
+    /// `unloaded` of them.
+    fn found<S: AsRef<str>>(touched: usize, existing: &[S], unloaded: &[String]) -> Before {
+        Before {
+            created: existing.len() < touched,
+            pinned: pinned(existing, unloaded),
+        }
+    }
+}
+
+/// Whether CopyQ kept one of the `existing` tabs loaded when asked to unload them (it answered
+/// with those it unloaded).
+pub(super) fn pinned<S: AsRef<str>>(existing: &[S], unloaded: &[String]) -> bool {
+    existing
+        .iter()
+        .any(|n| !unloaded.iter().any(|u| u == n.as_ref()))
+}
+
 /// The value of option `name` in the reply to `config(name)`.
 fn config_text(name: &str, reply: Value) -> Result<String, BackendError> {
     let map = slots::expect_map(&slots::config(name), reply).map_err(failed)?;
@@ -145,10 +164,7 @@ impl SocketBackend {
         let existing = self.existing(names).await?;
         // write protocol: unload
         let unloaded = self.unload(&existing).await?;
-        let before = Before {
-            created: existing.len() < names.len(),
-            pinned: existing.iter().any(|n| !unloaded.contains(n)),
-        };
+        let before = Before::found(names.len(), &existing, &unloaded);
         let body = |_| async { Ok((body().await?, None)) };
         self.durably_from(names, before, body).await
     }
@@ -179,10 +195,7 @@ impl SocketBackend {
         Ok(Prepared {
             connection: Arc::as_ptr(&client) as usize,
             names: names.iter().map(|n| n.to_string()).collect(),
-            before: Before {
-                created: existing.len() < names.len(),
-                pinned: existing.iter().any(|n| !unloaded.iter().any(|u| u == n)),
-            },
+            before: Before::found(names.len(), &existing, &unloaded),
         })
     }
 
@@ -250,10 +263,7 @@ impl SocketBackend {
             .try_into()
             .map_err(|_| BackendError::Failed("check: a reply is missing".into()))?;
         let unloaded = slots::expect_string_list(&unload, unloaded).map_err(failed)?;
-        let before = Before {
-            created: existing.len() < names.len(),
-            pinned: existing.iter().any(|n| !unloaded.contains(n)),
-        };
+        let before = Before::found(names.len(), &existing, &unloaded);
         let data = self.checked_row(tab, r, expect, length, data).await?;
         Ok((data, before))
     }

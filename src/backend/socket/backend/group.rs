@@ -6,6 +6,7 @@
 
 use super::super::slots;
 use super::super::value::{Call, Map, Value};
+use super::durable::pinned;
 use super::{SocketBackend, failed, map_of};
 use crate::backend::{BackendError, Insert, Item, Made, Persisted, Ready, wait_ready};
 
@@ -165,7 +166,7 @@ impl SocketBackend {
                 slots::expect_int(&slots::browser_length(tab.name), length).map_err(failed)?;
             tab.rows = Some(usize::try_from(count).unwrap_or(0));
         }
-        Ok(existing.iter().any(|t| !unloaded.iter().any(|u| u == t)))
+        Ok(pinned(&existing, &unloaded))
     }
 
     /// One insert of the group: its room check, the insert and its verify, with `then` in the

@@ -94,9 +94,7 @@ impl SocketBackend {
         if r >= count {
             return Err(BackendError::NoSuchRow { count });
         }
-        let mut rows = [(r, data.as_map().cloned().unwrap_or_default())];
-        self.fill_data_files(tab, &mut rows, Formats::All).await?;
-        let [(_, data)] = rows;
+        let data = self.filled_row(tab, r, data, Formats::All).await?;
         if item_of(&data) != *expect {
             return Err(BackendError::Conflict);
         }
@@ -209,9 +207,7 @@ impl SocketBackend {
             });
         }
         let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-        let mut rows = [(0, first.as_map().cloned().unwrap_or_default())];
-        self.fill_data_files(tab, &mut rows, Formats::Item).await?;
-        let [(_, first)] = rows;
+        let first = self.filled_row(tab, 0, first, Formats::Item).await?;
         if usize::try_from(count).ok() != Some(before + 1) || item_of(&first) != *expect {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
@@ -281,9 +277,8 @@ impl SocketBackend {
                 .try_into()
                 .map_err(|_| BackendError::Failed("change: a reply is missing".into()))?;
             ok_or_text(&reply, "change")?;
-            let mut rows = [(r, now.as_map().cloned().unwrap_or_default())];
-            self.fill_data_files(tab, &mut rows, Formats::Item).await?;
-            if item_of(&rows[0].1) != *item {
+            let now = self.filled_row(tab, r, now, Formats::Item).await?;
+            if item_of(&now) != *item {
                 return Err(BackendError::Failed("change was not applied".into()));
             }
             Ok(((), saved))
