@@ -109,7 +109,8 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
     // `needle \d+` matches no mask's text: "all" masks only the items it matches as read. A
     // word of a mask's kinds (`password`, which people search for) matches masks: then the
     // items holding a word of those kinds' rules too. `key=\S+` may match across a mask's edge
-    // (`\S` matches a bracket): then every item is masked before it is matched.
+    // (`\S` matches a bracket): then the items holding `key=` as read (every match starts with
+    // it, and no mask's text holds it).
     let mut masks = search.clone();
     masks["params"]["arguments"]["query"] = json!("password");
     let mut edge = search.clone();

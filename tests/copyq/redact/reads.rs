@@ -139,3 +139,55 @@ async fn an_external_tab_named_after_a_token_is_masked_and_cannot_be_named() {
         assert!(!tree.contains("ghp_"), "{backend}: {tree}");
     }
 }
+
+/// A search whose pattern may match across a mask's edge (`\S` holds the brackets), asked through
+/// the literals its matches start with: a secret after `key=` is a hit, masked; a password that
+/// gains `[redacted:password]` is a hit of `redacted:\S+`, though its raw text holds no such
+/// literal (its rule's gate, `-p`, opens); the raw secret never shows.
+#[tokio::test]
+async fn a_search_across_a_masks_edge_finds_its_hits_masked() {
+    let token = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
+    copyq()
+        .seed(
+            "edges",
+            &items(&[
+                &format!("api_key={token}"),
+                "mysql -u root -pS3cr3tPw1 app",
+                "no such word here",
+                "KEY=plain",
+            ]),
+        )
+        .expect("seed");
+    for backend in BACKENDS {
+        let (_gw, c) = session(Redact::External, backend).await;
+        // This tab's hits (other tests' external tabs hold secrets too).
+        let search = async |query: &str| {
+            let got = ok(
+                &c,
+                "mcp_read",
+                json!({"mode": "search", "query": query, "scope": "external"}),
+            )
+            .await;
+            let edges: Vec<&str> = got.lines().filter(|l| l.starts_with("edges[")).collect();
+            (edges.join("\n"), got)
+        };
+        let (got, _) = search("key=\\S+").await;
+        assert_eq!(
+            got,
+            "edges[0]|\"api_key=[redacted:github-pat]\"|[]|match:text|external\n\
+             edges[3]|\"KEY=plain\"|[]|match:text|external",
+            "{backend}"
+        );
+        let (got, whole) = search("redacted:\\S+").await;
+        assert_eq!(
+            got,
+            "edges[0]|\"api_key=[redacted:github-pat]\"|[]|match:text|external\n\
+             edges[1]|\"mysql -u root -p[redacted:password] app\"|[]|match:text|external",
+            "{backend}"
+        );
+        assert!(
+            !whole.contains("S3cr3t") && !whole.contains("ghp_"),
+            "{backend}: {whole}"
+        );
+    }
+}
