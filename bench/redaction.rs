@@ -115,12 +115,19 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
     masks["params"]["arguments"]["query"] = json!("password");
     let mut edge = search.clone();
     edge["params"]["arguments"]["query"] = json!("key=\\S+");
+    // `.*password.*`: no prefix or suffix, the word inside; and a mask's word.
+    let mut inside = search.clone();
+    inside["params"]["arguments"]["query"] = json!(".*password.*");
     let searches = [
         ("search 10,000 items (`needle \\d+`)", &search),
         ("search 10,000 items (`password`, a mask's word)", &masks),
         (
             "search 10,000 items (`key=\\S+`, across a mask's edge)",
             &edge,
+        ),
+        (
+            "search 10,000 items (`.*password.*`, a word inside)",
+            &inside,
         ),
     ];
     for what in searches {
@@ -142,6 +149,12 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
             (
                 "search 10,000 items (`key=\\S+`, across a mask's edge)",
                 json!({"mode": "search", "query": "key=\\S+", "scope": "mcp"}),
+                10,
+                30,
+            ),
+            (
+                "search 10,000 items (`.*password.*`, a word inside)",
+                json!({"mode": "search", "query": ".*password.*", "scope": "mcp"}),
                 10,
                 30,
             ),

@@ -141,9 +141,10 @@ async fn an_external_tab_named_after_a_token_is_masked_and_cannot_be_named() {
 }
 
 /// A search whose pattern may match across a mask's edge (`\S` holds the brackets), asked through
-/// the literals its matches start with: a secret after `key=` is a hit, masked; a password that
-/// gains `[redacted:password]` is a hit of `redacted:\S+`, though its raw text holds no such
-/// literal (its rule's gate, `-p`, opens); the raw secret never shows.
+/// the literals its matches hold: a secret after `key=` is a hit, masked; a password that gains
+/// `[redacted:password]` is a hit of `redacted:\S+`, though its raw text holds no such literal
+/// (its rule's gate, `-p`, opens); a search for the raw password finds nothing; the raw secret
+/// never shows.
 #[tokio::test]
 async fn a_search_across_a_masks_edge_finds_its_hits_masked() {
     let token = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R";
@@ -189,5 +190,9 @@ async fn a_search_across_a_masks_edge_finds_its_hits_masked() {
             !whole.contains("S3cr3t") && !whole.contains("ghp_"),
             "{backend}: {whole}"
         );
+        // A search for the raw password, inside any text: held as read, gone once masked.
+        let (got, whole) = search(".*s3cr3t.*").await;
+        assert_eq!(got, "", "{backend}: {whole}");
+        assert!(!whole.contains("S3cr3t"), "{backend}: {whole}");
     }
 }
