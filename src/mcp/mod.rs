@@ -54,6 +54,8 @@ pub struct ToolState {
     pub watches: resources::Registry,
     /// Searches that may hold a whole scope's items at once ([`WHOLE_READS`]).
     pub(crate) whole_reads: std::sync::Arc<tokio::sync::Semaphore>,
+    /// What the last searches' queries ask of an item before masking it.
+    pub(crate) search_gates: read::GatesKept,
 }
 
 /// How many searches read and match their whole scope at once; the others wait their turn. CopyQ
@@ -127,6 +129,7 @@ impl ToolState {
             images: read::image::ImagePolicy::default(),
             watches: Default::default(),
             whole_reads: std::sync::Arc::new(tokio::sync::Semaphore::new(WHOLE_READS)),
+            search_gates: Default::default(),
         }
     }
 
@@ -147,6 +150,8 @@ impl ToolState {
 
     pub fn with_privacy(mut self, privacy: crate::privacy::Privacy) -> Self {
         self.privacy = privacy;
+        // Gates are the mode's: none kept from another.
+        self.search_gates = Default::default();
         self
     }
 

@@ -19,6 +19,7 @@ mod query;
 mod redact;
 mod render;
 mod search;
+pub(crate) use search::GatesKept;
 mod tabs;
 #[cfg(test)]
 mod tests;
