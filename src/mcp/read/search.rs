@@ -102,9 +102,9 @@ pub(super) async fn search(
 /// - it asks nothing of its surroundings but text and `\n`-line edges;
 /// - no kind whose mask it matches is the owner's patterns' (`custom`: they run on every text).
 ///
-/// A pattern that may match a bracket or a word's edge (`key=\S+`, `\btoken`) is asked through
-/// its literals instead, when every match starts (or ends) with one of a few, none empty nor
-/// holding a bracket ([`Literals`]): such a literal in a masked text lies inside one piece (so
+/// A pattern that may match a bracket or a word's edge (`key=\S+`, `\btoken`, `.*password.*`) is
+/// asked through literals instead, when every match holds one of a few, none empty nor holding a
+/// bracket ([`held`]): such a literal in a masked text lies inside one piece (so
 /// the raw text holds it) or inside a mask (whose text then holds it), never across a mask's
 /// edge, which is a bracket. So the search masks only the items holding one of them as read and
 /// those opening a gate of the kinds whose mask texts hold one.
@@ -306,24 +306,20 @@ fn usable(hir: &Hir, kind: ExtractKind, asks: &mut usize) -> Option<Vec<Vec<u8>>
 /// pattern matches.
 fn wanted(it: &Item, pattern: &Regex, within: SearchIn, gates: &Gates) -> bool {
     let as_read = match &gates.literals {
-        Some(Literals(holds)) => {
-            let holds = |field: &str| holds.is_match(field.as_bytes());
-            (within.text && holds(&it.text))
-                || (within.note && holds(&it.note))
-                || (within.tags && it.tags.iter().any(|t| holds(t)))
-        }
+        Some(Literals(holds)) => any_field(it, within, |f| holds.is_match(f.as_bytes())),
         None => !matched_fields(it, pattern, within).is_empty(),
     };
     if as_read {
         return true;
     }
-    if gates.none() {
-        return false;
-    }
-    let gates = &gates.mask;
-    (within.text && gates.may_gain(&it.text))
-        || (within.note && gates.may_gain(&it.note))
-        || (within.tags && it.tags.iter().any(|t| gates.may_gain(t)))
+    !gates.none() && any_field(it, within, |f| gates.mask.may_gain(f))
+}
+
+/// Whether one of the fields `within` of `it` passes `test`.
+fn any_field(it: &Item, within: SearchIn, test: impl Fn(&str) -> bool) -> bool {
+    (within.text && test(&it.text))
+        || (within.note && test(&it.note))
+        || (within.tags && it.tags.iter().any(|t| test(t)))
 }
 
 /// Whether `hir` matches no `[` or `]` and asks nothing of its surroundings but the start or end
