@@ -16,13 +16,15 @@ use serde_json::json;
 use super::{BIN, Gateway, post};
 
 /// The steps, in the order taken.
-const STEPS: [&str; 6] = [
+const STEPS: [&str; 8] = [
     "started, no call yet",
     "after one tree",
     "after one search of 10,000 items",
     "after 31 searches (idle)",
+    "the same, 5 s later",
     "peak under 64 clients (16 searching, 48 reading trees, 3 calls each)",
     "idle again, 1 s later",
+    "idle again, 5 s later",
 ];
 
 /// `(rss, anonymous)` KiB of `pid`.
@@ -107,6 +109,10 @@ async fn steps(bin: &str, copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<S
         post(http, &g.url, Some(&g.token), &search).await;
     }
     cells.push(read(g.pid()));
+    // An idle gateway is one nobody calls: what it holds a few seconds on, once an allocator that
+    // gives memory back on a delay has done so.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    cells.push(read(g.pid()));
     let peak = Arc::new(AtomicU64::new(0));
     let (pid, peak2) = (g.pid(), peak.clone());
     let sampler = tokio::spawn(async move {
@@ -135,6 +141,8 @@ async fn steps(bin: &str, copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<S
     sampler.abort();
     cells.push(cell(peak.load(Ordering::Relaxed), None));
     tokio::time::sleep(Duration::from_secs(1)).await;
+    cells.push(read(g.pid()));
+    tokio::time::sleep(Duration::from_secs(4)).await;
     cells.push(read(g.pid()));
     cells
 }
