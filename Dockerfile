@@ -16,6 +16,8 @@ ARG BUILDER=rust:1-bookworm
 FROM $BUILDER AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+# jemalloc's settings (.cargo/config.toml) are baked in at build time.
+COPY .cargo .cargo
 COPY src src
 COPY config config
 # The manifest names the benchmark target; cargo wants its file present even when not building it.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs Debian's copyq and xvfb when missing (the demo and the tests run a private headless CopyQ),
-# and any further COMMAND:PACKAGE pairs given as arguments (e.g. ip:iproute2 curl:curl).
+# make (building the gateway on Linux builds jemalloc, its allocator, from C: Cargo.toml), and any
+# further COMMAND:PACKAGE pairs given as arguments (e.g. ip:iproute2 curl:curl).
 set -euo pipefail
 missing=()
-for pair in copyq:copyq Xvfb:xvfb "$@"; do
+for pair in copyq:copyq Xvfb:xvfb make:make "$@"; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 ((${#missing[@]})) || exit 0

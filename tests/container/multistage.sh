@@ -21,7 +21,7 @@ cp -al "${CARGO_HOME:-$HOME/.cargo}/registry" "$ctx/registry" 2>/dev/null ||
     cp -a "${CARGO_HOME:-$HOME/.cargo}/registry" "$ctx/registry"
 cat >"$ctx/Containerfile" <<EOC
 FROM $BASE
-RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev make && rm -rf /var/lib/apt/lists/*
 COPY toolchain /usr/local/rust
 COPY registry /usr/local/cargo/registry
 ENV PATH=/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

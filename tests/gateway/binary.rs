@@ -658,3 +658,35 @@ async fn the_demo_takes_configuration_and_shows_oauth() {
         .status();
     let _ = child.wait();
 }
+
+/// The allocator the binary runs with on Linux (issue 22 item 6): jemalloc with the settings
+/// `.cargo/config.toml` bakes in, read back from jemalloc's own report of its options (printed
+/// at exit when asked through its environment). Without them the pages a search of a whole
+/// history freed would stay resident for 10 s (jemalloc's default) or for good (glibc's arenas).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_allocator_gives_freed_memory_back() {
+    let out = Command::new(BIN)
+        .arg("--version")
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .output()
+        .expect("run copyq-mcp --version");
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stderr);
+    for option in [
+        "opt.background_thread: true",
+        "opt.narenas: 1\n",
+        "opt.dirty_decay_ms: 250 ",
+        "opt.muzzy_decay_ms: 0 ",
+    ] {
+        assert!(
+            report.contains(option),
+            "jemalloc's options lack {option:?}:\n{}",
+            report
+                .lines()
+                .filter(|l| l.contains("opt."))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
