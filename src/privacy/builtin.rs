@@ -265,7 +265,7 @@ impl Builtin {
             if open & (1 << i) == 0 {
                 continue;
             }
-            let cache = caches.of(&self.regexes, i);
+            let cache = caches.of(i, &self.regexes[i]);
             for caps in self.regexes[i].captures_iter(cache, bytes) {
                 if let Some((start, end)) = (rule.judge)(&caps, text) {
                     out.push(Span::new(start, end, rule.kind, rule.rank));

@@ -165,7 +165,7 @@ fn held_out_clipboard_meets_the_targets() {
 /// installable here): the README's comparison, and a floor on what the builtin rules add.
 #[test]
 fn builtin_rules_add_what_gitleaks_rules_miss() {
-    let (rules, _) = gitleaks::Gitleaks::load().expect("loads");
+    let rules = gitleaks::Gitleaks::load().expect("loads");
     let caches = std::cell::RefCell::new(super::automata::Caches::default());
     for (name, corpus) in [("tuning", TUNING), ("held-out", HELD_OUT)] {
         let alone = Score::with(corpus, |text| {

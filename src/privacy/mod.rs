@@ -140,10 +140,11 @@ struct Scratch {
     builtin: automata::Caches,
 }
 
-/// The vendored rules are the same for every redactor: compiled once per process (about 0.1 s).
+/// The vendored rules are the same for every redactor: loaded once per process, each rule's
+/// regex compiled the first time a text needs it.
 fn vendored() -> Result<&'static gitleaks::Gitleaks, PatternError> {
     static SET: OnceLock<Result<gitleaks::Gitleaks, String>> = OnceLock::new();
-    SET.get_or_init(|| gitleaks::Gitleaks::load().map(|(set, _failed)| set))
+    SET.get_or_init(gitleaks::Gitleaks::load)
         .as_ref()
         .map_err(|e| PatternError::Rules(e.clone()))
 }
