@@ -15,8 +15,15 @@ use serde_json::json;
 
 use super::{BIN, Gateway, post};
 
+/// An external tab holding the realistic clipboard corpus (3,000 items, secrets of every kind it
+/// has), made and listed whole last: what a gateway holds once its owner's clipboard has needed
+/// the rules (compiled when a text first holds a keyword of theirs) and filled the redactor's
+/// seen-texts cache.
+const CLIPBOARD: &str = "history";
+const CORPUS: &str = include_str!("../tests/fixtures/secrets/clipboard.jsonl");
+
 /// The steps, in the order taken.
-const STEPS: [&str; 8] = [
+const STEPS: [&str; 9] = [
     "started, no call yet",
     "after one tree",
     "after one search of 10,000 items",
@@ -25,6 +32,7 @@ const STEPS: [&str; 8] = [
     "peak under 64 clients (16 searching, 48 reading trees, 3 calls each)",
     "idle again, 1 s later",
     "idle again, 5 s later",
+    "5 s after listing the 3,000 items of the realistic clipboard corpus (an external tab)",
 ];
 
 /// `(rss, anonymous)` KiB of `pid`.
@@ -144,5 +152,33 @@ async fn steps(bin: &str, copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<S
     cells.push(read(g.pid()));
     tokio::time::sleep(Duration::from_secs(4)).await;
     cells.push(read(g.pid()));
+    // Made only now, and removed after, so that the steps before stay those of earlier runs.
+    seed_clipboard(copyq);
+    for skip in (0..3000).step_by(100) {
+        let list = json!({"mode": "list", "tab": CLIPBOARD, "scope": "external", "max_items": 100, "skip": skip});
+        let reply = post(http, &g.url, Some(&g.token), &call(list)).await;
+        if skip == 0 {
+            assert!(reply.to_string().contains("[redacted:"), "{reply}");
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    cells.push(read(g.pid()));
+    copyq
+        .eval(&format!("removeTab('{CLIPBOARD}')"), b"")
+        .expect("remove the clipboard tab");
     cells
+}
+
+fn seed_clipboard(copyq: &PrivateCopyq) {
+    let texts: Vec<serde_json::Value> = CORPUS
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|it| it["text"].clone())
+        .collect();
+    let script = format!(
+        "tab('{CLIPBOARD}'); var xs = JSON.parse(str(input())); \
+         for (var i = xs.length - 1; i >= 0; --i) add(xs[i]); unload()"
+    );
+    let json = serde_json::to_vec(&texts).expect("JSON");
+    copyq.eval(&script, &json).expect("seed the clipboard tab");
 }
