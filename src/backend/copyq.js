@@ -244,10 +244,21 @@
     }
     if (failure) throw failure;
     // write protocol: unload-after
-    names.forEach(function (n) { if (exists(n)) unload(n); });
+    var opened = names.filter(function (n) { return exists(n) && unload(n).indexOf(n) === -1; });
+    if (opened.length && !pinned.length) {
+      // write protocol: save-opened
+      // Opened in CopyQ's window since the first unload, a tab stayed loaded, its change only in
+      // memory until its save delay: CopyQ reloads (so saves) every loaded tab when an option
+      // changes, so the save delays are set to 0 and put back (printed first, as above, to be
+      // put back whatever happens to this process).
+      var was = SAVE_DELAYS.map(function (k) { return config(k); });
+      print('delays:' + JSON.stringify(was) + '\n');
+      SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+      putDelays(was);
+    }
     // write protocol: flush-tab-list
     if (created) flushTabList();
-    result.persisted = pinned.length ? 'save_delay' : 'unload';
+    result.persisted = pinned.length || opened.length ? 'save_delay' : 'unload';
     return result;
   }
 

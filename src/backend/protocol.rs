@@ -30,7 +30,12 @@
 //!    step's own failure is logged.
 //! 7. `unload-after`: unload the touched tabs again: saved now. (When no tab is pinned the socket
 //!    backend sends it in the body's last round trip, after the verify, as 6 has nothing to do.)
-//! 8. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
+//! 8. `save-opened`: a tab that no step found pinned but that the unload after left loaded was
+//!    opened in CopyQ's window meanwhile: its change is only in CopyQ's memory until its save
+//!    delay (minutes). Set the save delays to 0 and put them back: CopyQ reloads, so saves,
+//!    every loaded tab when an option changes (one with an item's editor open only once the
+//!    editor closes). The write then reports itself saved by the save delays.
+//! 9. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
 //!    `config()` call does; otherwise it does so a second later). For a removal this is what
 //!    keeps the tab from coming back after a crash. A created tab would survive without it (at
 //!    start CopyQ also lists every tab whose data file it finds, and `unload-after` wrote one,
@@ -38,7 +43,7 @@
 //!    reply); it keeps CopyQ's saved list true at once.
 //!
 //! A failure once CopyQ has changed is [`super::BackendError::Partial`], saying what was made
-//! ([`super::Made`]): after the body, a failed step 6, 7 or 8 (`change`); in a move, anything
+//! ([`super::Made`]): after the body, a failed step 6, 7, 8 or 9 (`change`); in a move, anything
 //! failing after the item is in its target (`copy`); CopyQ not answering during the body
 //! (`unknown`). The CLI script prints a `made:` line the moment each becomes true, so that even
 //! a `copyq` process that dies halfway (CopyQ gone) leaves the gateway knowing.
@@ -62,7 +67,7 @@ pub const SAVE_DELAYS: [&str; 5] = [
 ];
 
 /// The steps, in order, as the implementations mark them.
-pub const STEPS: [&str; 8] = [
+pub const STEPS: [&str; 9] = [
     "check",
     "unload",
     "zero-delays",
@@ -70,6 +75,7 @@ pub const STEPS: [&str; 8] = [
     "verify",
     "restore-delays",
     "unload-after",
+    "save-opened",
     "flush-tab-list",
 ];
 

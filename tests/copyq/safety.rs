@@ -402,6 +402,53 @@ async fn writes_to_a_tab_open_in_copyq_survive_a_crash() {
     );
 }
 
+/// A tab the owner opens in CopyQ's window while a write is under way (after the write's first
+/// unload, before the unload after it) stays loaded, and CopyQ keeps the change in memory for its
+/// save delay (5 minutes for a change, 10 for a removal): the write must survive a crash at once
+/// all the same, and the save delays be as they were.
+#[tokio::test]
+async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
+    use copyq_mcp::backend::Persisted;
+    let tab = "mcp/workspace/opened";
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq.seed(tab, &items(&["first", "second"])).expect("seed");
+    let delays = save_delays(&copyq);
+    let gw = gateway(&copyq).await;
+    let backend = copyq_mcp::app::backend(&gw.settings).await;
+    let open = |copyq: &PrivateCopyq| {
+        copyq
+            .eval(&format!("show('{tab}')"), b"")
+            .expect("show the tab");
+        let left = copyq
+            .eval(&format!("print(JSON.stringify(unload('{tab}')))"), b"")
+            .expect("unload");
+        assert_eq!(left, "[]", "the tab is visible, so CopyQ keeps it loaded");
+    };
+
+    let prepared = backend.prepare_write(&[tab]).await.expect("prepare");
+    open(&copyq);
+    let first = Item::new("first", &[], "");
+    let changed = Item::new("changed", &[], "");
+    let got = backend.change(tab, 0, &first, &changed, prepared).await;
+    assert!(matches!(got, Ok(Persisted::SaveDelay)), "{got:?}");
+    assert_eq!(save_delays(&copyq), delays);
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(tab_texts(&copyq, tab), ["changed", "second"]);
+
+    // A backend of its own for the CopyQ started again.
+    let backend = copyq_mcp::app::backend(&gw.settings).await;
+    let prepared = backend.prepare_write(&[tab]).await.expect("prepare");
+    open(&copyq);
+    let second = Item::new("second", &[], "");
+    let got = backend.remove(tab, 1, &second, prepared).await;
+    assert!(matches!(got, Ok(Persisted::SaveDelay)), "{got:?}");
+    assert_eq!(save_delays(&copyq), delays);
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(tab_texts(&copyq, tab), ["changed"]);
+}
+
 /// Tabs a write creates (by `tab_create`, and by adding to a tab that does not exist) are in
 /// CopyQ's tab list on disk when the write is acknowledged, with what was written into them: a
 /// SIGKILL right after the last `ok|` loses neither (CopyQ saves its tab list a second later).

@@ -100,6 +100,11 @@ pub struct Model {
     /// costs CopyQ, for the tests.
     loaded: std::collections::HashSet<String>,
     loads: usize,
+    /// A tab the owner opens in CopyQ's window after this many more unloads: from then on an
+    /// unload leaves it loaded, as CopyQ does.
+    opens: Option<(String, usize)>,
+    /// How many times an option's value was changed (CopyQ then saves every loaded tab).
+    config_changes: usize,
 }
 
 fn arg_str(call: &Call, i: usize) -> Option<&str> {
@@ -153,6 +158,21 @@ impl Model {
         self.loads
     }
 
+    /// `tab` opened in CopyQ's window after `unloads` more unloads (see [`Model::opens`]).
+    pub fn open_after(&mut self, tab: &str, unloads: usize) {
+        self.opens = Some((tab.to_owned(), unloads));
+    }
+
+    /// How many times an option's value was changed.
+    pub fn config_changes(&self) -> usize {
+        self.config_changes
+    }
+
+    /// Whether `tab` is open in CopyQ's window now.
+    fn open(&self, tab: &str) -> bool {
+        matches!(&self.opens, Some((t, 0)) if t == tab)
+    }
+
     /// The reply to `call`, `None` for the empty reply of a call CopyQ cannot run, and whether
     /// it changed the tabs. A call naming a tab that exists (then) loads it if it is not loaded.
     pub fn answer(&mut self, call: &Call) -> (Option<Value>, bool) {
@@ -162,8 +182,12 @@ impl Model {
         if sig == "unloadTabs(QStringList)"
             && let Some(Value::StringList(names)) = call.args.first()
         {
-            for n in names {
+            let closed: Vec<&String> = names.iter().filter(|n| !self.open(n)).collect();
+            for n in closed {
                 self.loaded.remove(n);
+            }
+            if let Some((_, left @ 1..)) = &mut self.opens {
+                *left -= 1;
             }
         } else if names_a_tab
             && let Some(tab) = arg_str(call, 0)
@@ -287,7 +311,7 @@ impl Model {
                 Some(Value::StringList(names)) => Value::StringList(
                     names
                         .iter()
-                        .filter(|n| self.tab(n).is_some())
+                        .filter(|n| self.tab(n).is_some() && !self.open(n))
                         .cloned()
                         .collect(),
                 ),
@@ -351,8 +375,10 @@ impl Model {
         let Some(name) = list.first().and_then(Value::to_text) else {
             return Value::StringList(Vec::new());
         };
-        if let Some(value) = list.get(1).and_then(Value::to_text) {
-            self.config.insert(name.clone(), value);
+        if let Some(value) = list.get(1).and_then(Value::to_text)
+            && self.config.insert(name.clone(), value.clone()).as_ref() != Some(&value)
+        {
+            self.config_changes += 1;
         }
         let value = match (self.config.get(&name), name.as_str()) {
             (Some(v), _) => v.clone(),
@@ -553,6 +579,56 @@ mod tests {
         }
         let json = std::fs::read_to_string(&state).expect("state");
         assert_eq!(json, r#"{"tabs":[{"items":["two","one"],"name":"mcp/a"}]}"#);
+        server.abort();
+    }
+
+    /// A tab the owner opens in CopyQ's window while a write is under way stays loaded when the
+    /// write unloads it after: the write then has CopyQ save it (an option changed and put back)
+    /// and says so (`Persisted::SaveDelay`), for an insert (the group's path) and a change, the
+    /// save delays as they were. (tests/copyq/safety.rs makes a change and a removal so on a real
+    /// CopyQ, killed after.)
+    #[tokio::test]
+    async fn a_tab_opened_mid_write_is_saved_before_the_write_answers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (backend, server, layout, model) = started(&dir).await;
+        layout.expect("probe");
+        let m = || model.lock().unwrap_or_else(PoisonError::into_inner);
+        let item = |t: &str| Item {
+            text: t.into(),
+            ..Item::default()
+        };
+        let persisted = backend.insert("mcp/a", &item("a"), 200).await;
+        assert_eq!(persisted.expect("insert"), Persisted::Unload);
+        assert_eq!(m().config_changes(), 0);
+        for k in crate::backend::protocol::SAVE_DELAYS {
+            m().config.insert(k.into(), "300000".into());
+        }
+        // Opened after the group's first unload, before the unload after its insert.
+        m().open_after("mcp/a", 1);
+        let persisted = backend.insert("mcp/a", &item("b"), 200).await;
+        assert_eq!(persisted.expect("insert"), Persisted::SaveDelay);
+        // Five delays set to 0 and five put back.
+        assert_eq!(m().config_changes(), 10);
+        assert_eq!(m().config["save_delay_ms_on_item_added"], "300000");
+        // Open from the start: the save delays are zeroed around the write, as always.
+        let persisted = backend.insert("mcp/a", &item("c"), 200).await;
+        assert_eq!(persisted.expect("insert"), Persisted::SaveDelay);
+        assert_eq!(m().config_changes(), 20);
+        // A change prepared before the tab was opened.
+        m().opens = None;
+        let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
+        m().open_after("mcp/a", 0);
+        let persisted = backend
+            .change("mcp/a", 0, &item("c"), &item("c2"), Some(prepared))
+            .await;
+        assert_eq!(persisted.expect("change"), Persisted::SaveDelay);
+        assert_eq!(m().config_changes(), 30);
+        assert_eq!(m().config["save_delay_ms_on_item_added"], "300000");
+        let texts = m().to_json();
+        assert_eq!(
+            texts["tabs"][0]["items"],
+            serde_json::json!(["c2", "b", "a"])
+        );
         server.abort();
     }
 

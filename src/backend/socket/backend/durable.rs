@@ -68,9 +68,24 @@ fn config_text(name: &str, reply: Value) -> Result<String, BackendError> {
     })
 }
 
-/// What a body did with the calls of the unload after: `Some(outcome)` when it sent them, `None`
-/// when it did not (see [`SocketBackend::durably_from`]).
-pub(super) type Saved = Option<Result<(), BackendError>>;
+/// What a body did with the calls of the unload after: `Some(their replies)` when it sent them,
+/// `None` when it did not (see [`SocketBackend::durably_from`]).
+pub(super) type Saved = Option<Result<Vec<Value>, BackendError>>;
+
+/// Whether the unload after a write saved every one of `names` (each a tab now), from the replies
+/// to [`save_after_calls`]: CopyQ answers the unload with the tabs it unloaded, and keeps one
+/// loaded that the owner opened in its window since the write's first unload.
+pub(super) fn all_unloaded(names: &[&str], replies: &[Value]) -> bool {
+    let call = slots::unload_tabs(names);
+    match replies
+        .first()
+        .cloned()
+        .map(|r| slots::expect_string_list(&call, r))
+    {
+        Some(Ok(unloaded)) => !pinned(names, &unloaded),
+        _ => false,
+    }
+}
 
 /// The calls that save what a write touched now that it is made: the unload of `names` (each a
 /// tab now: the body made or found each, its verify checked, so none is created by naming it),
@@ -112,6 +127,21 @@ impl SocketBackend {
             return Err(e);
         }
         Ok(old)
+    }
+
+    /// Make CopyQ save now what it holds of every tab still loaded: a tab open in its window,
+    /// which the unload after a write could not save. When an option changes CopyQ reloads its
+    /// settings and every tab browser with them, saving what each holds (its sources, 6.4 to
+    /// 17: `reloadBrowsers`, newer ones also `saveTabs`): the save delays set to 0 and put back
+    /// are two such changes. (If every delay was 0 already, each change was saved at once. A tab
+    /// with an item's editor open is reloaded, so saved, only when the editor closes.)
+    pub(super) async fn save_loaded(&self) -> Result<(), BackendError> {
+        let old = self.zero_delays().await?;
+        if let Err(e) = self.put_delays(&old).await {
+            self.owe(&old, &e);
+            return Err(e);
+        }
+        Ok(())
     }
 
     pub(super) async fn put_delays(&self, old: &[String]) -> Result<(), BackendError> {
@@ -313,14 +343,24 @@ impl SocketBackend {
             }
         }
         let (value, saved) = result?;
-        match saved {
+        let replies = match saved {
             Some(saved) => saved,
             None => self.save_after(names, before.created).await,
         }
         .map_err(|e| BackendError::after(Made::Change, e))?;
+        // A tab the owner opened in CopyQ's window since the first unload stayed loaded: its
+        // change is only in CopyQ's memory until its save delay (5 minutes for a change).
+        let opened = !before.pinned && !all_unloaded(names, &replies);
+        if opened {
+            // write protocol: save-opened
+            tracing::debug!("a tab the write touched was opened in CopyQ meanwhile: saving it");
+            self.save_loaded()
+                .await
+                .map_err(|e| BackendError::after(Made::Change, e))?;
+        }
         Ok((
             value,
-            if before.pinned {
+            if before.pinned || opened {
                 Persisted::SaveDelay
             } else {
                 Persisted::Unload
@@ -330,10 +370,8 @@ impl SocketBackend {
 
     /// Save what the write touched now that it is made, in one batch. Every one of `names` is a
     /// tab now: the body made or found each (its verify checked), so none is created by naming it.
-    async fn save_after(&self, names: &[&str], created: bool) -> Result<(), BackendError> {
-        self.call_many(save_after_calls(names, created))
-            .await
-            .map(|_| ())
+    async fn save_after(&self, names: &[&str], created: bool) -> Result<Vec<Value>, BackendError> {
+        self.call_many(save_after_calls(names, created)).await
     }
 
     /// Those of `names` that are tabs now.

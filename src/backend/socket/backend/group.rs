@@ -6,7 +6,7 @@
 
 use super::super::slots;
 use super::super::value::{Call, Map, Value};
-use super::durable::pinned;
+use super::durable::{all_unloaded, pinned};
 use super::{SocketBackend, failed, map_of};
 use crate::backend::{BackendError, Insert, Item, Made, Persisted, Ready, wait_ready};
 
@@ -83,6 +83,8 @@ impl SocketBackend {
         let mut results = Vec::with_capacity(writes.len());
         let count = writes.len();
         let mut sent_after = None;
+        // The tabs the unload after names, once known.
+        let mut after_names: Vec<&str> = Vec::new();
         for (i, write) in writes.into_iter().enumerate() {
             let Some(at) = tabs.iter().position(|t| t.name == write.tab) else {
                 results.push(Err(BackendError::Failed("insert: tab not planned".into())));
@@ -99,8 +101,8 @@ impl SocketBackend {
                         .filter(|(j, t)| t.touched || *j == at)
                         .map(|(_, t)| t)
                         .collect();
-                    let names: Vec<&str> = after.iter().map(|t| t.name).collect();
-                    unload_after(&names, after.iter().any(|t| t.created))
+                    after_names = after.iter().map(|t| t.name).collect();
+                    unload_after(&after_names, after.iter().any(|t| t.created))
                 }
                 false => Vec::new(),
             };
@@ -111,13 +113,27 @@ impl SocketBackend {
             results.push(result);
         }
         let inserted = started.elapsed();
-        let shared = match sent_after {
-            Some(after) => after.map(|_| ()),
+        let saved = match sent_after {
+            Some(after) => after,
             None => {
-                let made: Vec<&str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
+                after_names = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
                 let created = tabs.iter().any(|t| t.touched && t.created);
-                self.after_group(old.as_deref(), &made, created).await
+                self.after_group(old.as_deref(), &after_names, created)
+                    .await
             }
+        };
+        // A tab the owner opened in CopyQ's window since the group's unload stayed loaded (its
+        // inserts only in CopyQ's memory until its save delay): saved now, as a pinned one is.
+        let opened = match saved {
+            Ok(replies) if !pinned && !after_names.is_empty() => {
+                match all_unloaded(&after_names, &replies) {
+                    true => Ok(false),
+                    // write protocol: save-opened
+                    false => self.save_loaded().await.map(|()| true),
+                }
+            }
+            Ok(_) => Ok(false),
+            Err(e) => Err(e),
         };
         // Where the group's time in CopyQ goes (`copyq_mcp=debug`).
         tracing::debug!(
@@ -127,14 +143,14 @@ impl SocketBackend {
             after_ms = (started.elapsed() - inserted).as_secs_f64() * 1e3,
             "insert group in CopyQ"
         );
-        let persisted = match pinned {
+        let persisted = match pinned || opened.as_ref().is_ok_and(|o| *o) {
             true => Persisted::SaveDelay,
             false => Persisted::Unload,
         };
         Ok(results
             .into_iter()
-            .map(|r| match (r, &shared) {
-                (Ok(()), Ok(())) => Ok(persisted),
+            .map(|r| match (r, &opened) {
+                (Ok(()), Ok(_)) => Ok(persisted),
                 (Ok(()), Err(e)) => Err(BackendError::after(Made::Change, e.again())),
                 (Err(e), _) => Err(e),
             })
@@ -218,7 +234,7 @@ impl SocketBackend {
         old: Option<&[String]>,
         made: &[&str],
         created: bool,
-    ) -> Result<(), BackendError> {
+    ) -> Result<Vec<Value>, BackendError> {
         if let Some(old) = old {
             // write protocol: restore-delays
             if made.is_empty() {
@@ -229,11 +245,9 @@ impl SocketBackend {
             }
         }
         if made.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
-        self.call_many(unload_after(made, created))
-            .await
-            .map(|_: Vec<Value>| ())
+        self.call_many(unload_after(made, created)).await
     }
 }
 

@@ -39,10 +39,7 @@ impl SocketBackend {
         let replies = parts
             .next()
             .unwrap_or_else(|| Err(BackendError::Failed(format!("{what}: a reply is missing"))))?;
-        let saved = parts
-            .next()
-            .filter(|_| !then.is_empty())
-            .map(|r| r.map(|_| ()));
+        let saved = parts.next().filter(|_| !then.is_empty());
         Ok((replies, saved))
     }
 
