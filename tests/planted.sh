@@ -109,10 +109,16 @@ plant call-time-role 3 src/mcp/server.rs \
 # add shows this one: the_last_write_to_each_closed_tab_survives_a_crash_at_once.
 plant unload-after-socket 1 $durable 's/let mut calls = vec!\[slots::unload_tabs\(names\)\];/let mut calls = Vec::new();/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
-plant unload-after-cli 2 $js 's/names\.forEach\(function \(n\) \{ if \(exists\(n\)\) unload\(n\); \}\);/\/\/ planted/' \
+plant unload-after-cli 2 $js 's/var opened = names\.filter\(function \(n\) \{ return exists\(n\) && unload\(n\)\.indexOf\(n\) === -1; \}\);/var opened = [];/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
 plant zero-delays-socket 1 $durable 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
+# A tab opened in CopyQ's window mid-write, left loaded by the unload after (save-opened): a
+# change and a removal on a real CopyQ, and a group's insert through the stand-in.
+plant save-opened-socket 1 $durable 's/let opened = !before\.pinned && !all_unloaded\(names, &replies\);/let opened = false \&\& !all_unloaded(names, \&replies);/' \
+    -- "${sock[@]}" "${t[@]}" --test copyq safety
+plant save-opened-group 1 $group 's/false => self\.save_loaded\(\)\.await\.map\(\|\(\)\| true\),/false => Ok(false),/' \
+    -- "${t[@]}" --lib stand_in
 # The same two steps of a group of adds.
 plant unload-after-group 2 $group 's/let mut calls = vec!\[slots::unload_tabs\(tabs\)\];/let mut calls = Vec::new();/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
