@@ -415,18 +415,8 @@ async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
     let delays = save_delays(&copyq);
     let gw = gateway(&copyq).await;
     let backend = copyq_mcp::app::backend(&gw.settings).await;
-    let open = |copyq: &PrivateCopyq| {
-        copyq
-            .eval(&format!("show('{tab}')"), b"")
-            .expect("show the tab");
-        let left = copyq
-            .eval(&format!("print(JSON.stringify(unload('{tab}')))"), b"")
-            .expect("unload");
-        assert_eq!(left, "[]", "the tab is visible, so CopyQ keeps it loaded");
-    };
-
     let prepared = backend.prepare_write(&[tab]).await.expect("prepare");
-    open(&copyq);
+    open_in_window(&copyq, tab);
     let first = Item::new("first", &[], "");
     let changed = Item::new("changed", &[], "");
     let got = backend.change(tab, 0, &first, &changed, prepared).await;
@@ -439,7 +429,7 @@ async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
     // A backend of its own for the CopyQ started again.
     let backend = copyq_mcp::app::backend(&gw.settings).await;
     let prepared = backend.prepare_write(&[tab]).await.expect("prepare");
-    open(&copyq);
+    open_in_window(&copyq, tab);
     let second = Item::new("second", &[], "");
     let got = backend.remove(tab, 1, &second, prepared).await;
     assert!(matches!(got, Ok(Persisted::SaveDelay)), "{got:?}");

@@ -315,6 +315,11 @@ pub fn save_delays(copyq: &PrivateCopyq) -> String {
 /// zeroes the save delays.
 pub fn pinned(copyq: &PrivateCopyq, tab: &str) {
     copyq.seed(tab, &items(&["first"])).expect("seed");
+    open_in_window(copyq, tab);
+}
+
+/// Show `tab` in CopyQ's window, as its owner would: CopyQ then keeps it loaded.
+pub fn open_in_window(copyq: &PrivateCopyq, tab: &str) {
     copyq
         .eval(&format!("show('{tab}')"), b"")
         .expect("show the tab");
