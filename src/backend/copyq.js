@@ -204,6 +204,20 @@
     print('delays:back\n');
   }
 
+  // The save delays as they were, all set to 0 now; printed first as `delays:[...]`, so that they
+  // are put back whatever happens to this process, and put back here if setting them fails.
+  function zeroDelays() {
+    var old = SAVE_DELAYS.map(function (k) { return config(k); });
+    print('delays:' + JSON.stringify(old) + '\n');
+    try {
+      SAVE_DELAYS.forEach(function (k) { config(k, 0); });
+    } catch (e) {
+      putDelays(old);
+      throw e;
+    }
+    return old;
+  }
+
   // CopyQ writes a tab to disk minutes after a change. Make `body`'s changes durable before the
   // reply: unload (= save now) every touched tab after the write. A tab CopyQ will not unload (open
   // in its window, or with an editor open) is "pinned": for those, the save delays are zeroed for
@@ -215,14 +229,7 @@
     var old = null;
     if (pinned.length) {
       // write protocol: zero-delays
-      old = SAVE_DELAYS.map(function (k) { return config(k); });
-      print('delays:' + JSON.stringify(old) + '\n');
-      try {
-        SAVE_DELAYS.forEach(function (k) { config(k, 0); });
-      } catch (e) {
-        putDelays(old);
-        throw e;
-      }
+      old = zeroDelays();
     }
     var result;
     var failure = null;
@@ -249,12 +256,8 @@
       // write protocol: save-opened
       // Opened in CopyQ's window since the first unload, a tab stayed loaded, its change only in
       // memory until its save delay: CopyQ reloads (so saves) every loaded tab when an option
-      // changes, so the save delays are set to 0 and put back (printed first, as above, to be
-      // put back whatever happens to this process).
-      var was = SAVE_DELAYS.map(function (k) { return config(k); });
-      print('delays:' + JSON.stringify(was) + '\n');
-      SAVE_DELAYS.forEach(function (k) { config(k, 0); });
-      putDelays(was);
+      // changes, so the save delays are set to 0 and put back.
+      putDelays(zeroDelays());
     }
     // write protocol: flush-tab-list
     if (created) flushTabList();
