@@ -105,16 +105,25 @@ impl AuthState {
                 return Ok(None);
             }
         };
-        // SQLite blocks: the check runs off the async workers.
-        let (store, jti, grant) = (
-            self.store.clone(),
-            principal.token_id.clone(),
-            principal.grant.clone(),
-        );
-        let allowed =
-            tokio::task::spawn_blocking(move || store.token_allowed(&jti, grant.as_deref()))
-                .await
-                .unwrap_or_else(|e| Err(crate::store::StoreError::Invalid(e.to_string())));
+        // Asked here, through the store's reader connection, which never waits behind a write;
+        // when the database is busy, off the async workers through the first connection.
+        let allowed = match self
+            .store
+            .token_allowed_now(&principal.token_id, principal.grant.as_deref())
+        {
+            Ok(Some(allowed)) => Ok(allowed),
+            Ok(None) => {
+                let (store, jti, grant) = (
+                    self.store.clone(),
+                    principal.token_id.clone(),
+                    principal.grant.clone(),
+                );
+                tokio::task::spawn_blocking(move || store.token_allowed(&jti, grant.as_deref()))
+                    .await
+                    .unwrap_or_else(|e| Err(crate::store::StoreError::Invalid(e.to_string())))
+            }
+            Err(e) => Err(e),
+        };
         match allowed {
             Ok(true) => {
                 if let Some(grant) = &principal.grant {

@@ -1,7 +1,7 @@
 //! Issued access tokens by id (`jti`): CLI-issued ones for `token list|revoke`, OAuth-issued ones so
 //! that revoking one stops it on the next request.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Result, Store, now};
 
@@ -73,24 +73,45 @@ impl Store {
     /// Whether a token whose signature checked out may still be used: not revoked itself, and its
     /// grant, if it has one, still live.
     pub fn token_allowed(&self, jti: &str, grant_id: Option<&str>) -> Result<bool> {
-        let conn = self.conn();
-        // Prepared once per connection: asked on every request.
-        let revoked: Option<i64> = conn
-            .prepare_cached("SELECT revoked FROM tokens WHERE jti = ?1")
-            .and_then(|mut s| s.query_row(params![jti], |r| r.get(0)).optional())
-            .map_err(|e| self.err(e))?;
-        if revoked.unwrap_or(0) != 0 {
-            return Ok(false);
-        }
-        let Some(grant) = grant_id else {
-            return Ok(true);
-        };
-        let live: Option<i64> = conn
-            .prepare_cached("SELECT 1 FROM grants WHERE grant_id = ?1 AND revoked = 0")
-            .and_then(|mut s| s.query_row(params![grant], |r| r.get(0)).optional())
-            .map_err(|e| self.err(e))?;
-        Ok(live.is_some())
+        allowed(&self.conn(), jti, grant_id).map_err(|e| self.err(e))
     }
+
+    /// [`Store::token_allowed`] through the reader connection, which waits behind no write and
+    /// for a lock at most a few ms: quick enough for an async worker. `Ok(None)` when the
+    /// database was busy: ask [`Store::token_allowed`] then, off the async workers.
+    pub fn token_allowed_now(&self, jti: &str, grant_id: Option<&str>) -> Result<Option<bool>> {
+        match allowed(&self.reader(), jti, grant_id) {
+            Ok(allowed) => Ok(Some(allowed)),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(self.err(e)),
+        }
+    }
+}
+
+/// Whether token `jti` (of grant `grant_id`) is neither revoked nor of a revoked grant, asked
+/// of `conn`.
+fn allowed(conn: &Connection, jti: &str, grant_id: Option<&str>) -> rusqlite::Result<bool> {
+    // Prepared once per connection: asked on every request.
+    let revoked: Option<i64> = conn
+        .prepare_cached("SELECT revoked FROM tokens WHERE jti = ?1")
+        .and_then(|mut s| s.query_row(params![jti], |r| r.get(0)).optional())?;
+    if revoked.unwrap_or(0) != 0 {
+        return Ok(false);
+    }
+    let Some(grant) = grant_id else {
+        return Ok(true);
+    };
+    let live: Option<i64> = conn
+        .prepare_cached("SELECT 1 FROM grants WHERE grant_id = ?1 AND revoked = 0")
+        .and_then(|mut s| s.query_row(params![grant], |r| r.get(0)).optional())?;
+    Ok(live.is_some())
 }
 
 #[cfg(test)]
@@ -139,5 +160,78 @@ mod tests {
         s.revoke_grant(&g).unwrap();
         assert!(!s.token_allowed("j3", Some(&g)).unwrap());
         assert!(!s.token_allowed("j4", Some("no-such-grant")).unwrap());
+    }
+
+    /// The bearer check's reader connection sees each revocation on the next check: one made by
+    /// another process (`copyq-mcp token revoke`, here a second store on the same file) and one
+    /// made through the gateway's own first connection (an OAuth grant revoked), with reads of
+    /// it in between (a read left open would keep the older snapshot).
+    #[test]
+    fn the_bearer_checks_reader_sees_every_revocation_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let gateway = Store::open(dir.path()).unwrap();
+        let cli = Store::open(dir.path()).unwrap();
+        let token = |jti: &str, grant: Option<&str>| TokenInfo {
+            jti: jti.into(),
+            subject: jti.into(),
+            role: "read".into(),
+            grant_id: grant.map(String::from),
+            created: now(),
+            expires: None,
+            revoked: false,
+            tabs: None,
+        };
+        cli.record_token(&token("laptop", None)).unwrap();
+        let client = gateway
+            .register_client(&NewClient {
+                name: "c".into(),
+                redirect_uris: vec![],
+                auth_method: "none".into(),
+                secret: None,
+            })
+            .unwrap();
+        let grant = gateway.create_grant(&client, "write").unwrap();
+        gateway.record_token(&token("oauth", Some(&grant))).unwrap();
+        for _ in 0..3 {
+            assert_eq!(
+                gateway.token_allowed_now("laptop", None).unwrap(),
+                Some(true)
+            );
+            assert_eq!(
+                gateway.token_allowed_now("oauth", Some(&grant)).unwrap(),
+                Some(true)
+            );
+        }
+        assert_eq!(cli.revoke_token("laptop").unwrap(), 1);
+        assert_eq!(
+            gateway.token_allowed_now("laptop", None).unwrap(),
+            Some(false)
+        );
+        gateway.revoke_grant(&grant).unwrap();
+        assert_eq!(
+            gateway.token_allowed_now("oauth", Some(&grant)).unwrap(),
+            Some(false)
+        );
+    }
+
+    /// A database file replaced under the gateway fails the reader's checks too (as the first
+    /// connection's): a revocation written to the new file must not be missed by reading the old.
+    #[cfg(unix)]
+    #[test]
+    fn the_readers_checks_fail_once_the_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let gateway = Store::open(dir.path()).unwrap();
+        assert_eq!(gateway.token_allowed_now("any", None).unwrap(), Some(true));
+        let path = dir.path().join(super::super::FILE);
+        std::fs::rename(&path, dir.path().join("moved.db")).unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        assert!(matches!(
+            gateway.token_allowed_now("any", None),
+            Err(crate::store::StoreError::Replaced(_))
+        ));
+        assert!(matches!(
+            gateway.token_allowed("any", None),
+            Err(crate::store::StoreError::Replaced(_))
+        ));
     }
 }
