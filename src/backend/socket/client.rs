@@ -102,11 +102,10 @@ impl Client {
     pub async fn call_many(&self, calls: &[Call]) -> Result<Vec<Value>, SocketError> {
         let deadline = Instant::now() + self.options.timeout;
         let receivers = self.submit(calls)?;
-        let mut values = Vec::with_capacity(receivers.len());
-        for rx in receivers {
-            values.push(self.wait(rx, deadline).await?);
-        }
-        Ok(values)
+        self.wait_all(receivers, deadline)
+            .await
+            .into_iter()
+            .collect()
     }
 
     /// [`Self::call_many`] of `parts` one after another, sent at once (one round trip for all),
@@ -119,22 +118,37 @@ impl Client {
     ) -> Result<Vec<Result<Vec<Value>, SocketError>>, SocketError> {
         let deadline = Instant::now() + self.options.timeout;
         let all: Vec<Call> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
-        let mut receivers = self.submit(&all)?.into_iter();
-        let mut results = Vec::with_capacity(parts.len());
-        for part in parts {
-            let mut values = Ok(Vec::with_capacity(part.len()));
-            for rx in receivers.by_ref().take(part.len()) {
-                let reply = self.wait(rx, deadline).await;
-                if let Ok(vs) = &mut values {
-                    match reply {
-                        Ok(v) => vs.push(v),
-                        Err(e) => values = Err(e),
-                    }
-                }
-            }
-            results.push(values);
+        let receivers = self.submit(&all)?;
+        let mut replies = self.wait_all(receivers, deadline).await.into_iter();
+        // Each part takes exactly its replies (collecting into a `Result` would stop at an error
+        // and leave the rest of the part to the next).
+        Ok(parts
+            .iter()
+            .map(|part| {
+                let part: Vec<_> = replies.by_ref().take(part.len()).collect();
+                part.into_iter().collect()
+            })
+            .collect())
+    }
+
+    /// Every reply to `receivers`, in their order. The last is awaited first: CopyQ answers a
+    /// connection's calls in the order sent, so once it is in, so are the others, and the
+    /// caller's task wakes once for the batch instead of once a reply (a tree's 220).
+    async fn wait_all(
+        &self,
+        mut receivers: Vec<oneshot::Receiver<Reply>>,
+        deadline: Instant,
+    ) -> Vec<Result<Value, SocketError>> {
+        let Some(last) = receivers.pop() else {
+            return Vec::new();
+        };
+        let last = self.wait(last, deadline).await;
+        let mut replies = Vec::with_capacity(receivers.len() + 1);
+        for rx in receivers {
+            replies.push(self.wait(rx, deadline).await);
         }
-        Ok(results)
+        replies.push(last);
+        replies
     }
 
     /// How this server writes values, as far as known: its Qt is learned from the first reply

@@ -151,6 +151,47 @@ async fn a_later_part_failing_does_not_hide_an_earlier_parts_answers() {
     ));
 }
 
+/// A call failing inside a part fails that part only, and the next part still gets its own
+/// replies (not the rest of the failed part's).
+#[tokio::test]
+async fn a_failed_call_fails_its_part_and_the_next_part_keeps_its_replies() {
+    let (dir, _server) = fake_server(5, |c| {
+        let mut acts = echo_int(c.clone());
+        let mut bad = c[1].0.to_be_bytes().to_vec();
+        bad.extend([0, 1, 0, 0, 0]); // a Qt 6 user type id: undecodable here
+        acts[1] = (c[1].0, Act::Raw(encode_frame(9, &bad).expect("frame")));
+        acts
+    })
+    .await;
+    let client = connect(&dir, 2000).await;
+    let all = calls(5);
+    let got = client
+        .call_parts(&[&all[..3], &all[3..]])
+        .await
+        .expect("sent");
+    assert!(
+        matches!(got[0], Err(SocketError::BadReply(_))),
+        "{:?}",
+        got[0]
+    );
+    assert_eq!(
+        got[1].as_ref().expect("the second part was answered"),
+        &[Value::Int(3), Value::Int(4)]
+    );
+    // One batch: the failed call's error, though every later call was answered.
+    let (dir, _server) = fake_server(3, |c| {
+        let mut acts = echo_int(c.clone());
+        acts[0] = (c[0].0, Act::Reject);
+        acts
+    })
+    .await;
+    let client = connect(&dir, 2000).await;
+    assert!(matches!(
+        client.call_many(&calls(3)).await,
+        Err(SocketError::Rejected)
+    ));
+}
+
 #[tokio::test]
 async fn concurrent_callers_share_one_connection() {
     let (dir, _server) = fake_server(1, echo_int).await;
