@@ -119,11 +119,9 @@ mod tests {
     use super::super::NewClient;
     use super::*;
 
-    #[test]
-    fn revocation_by_id_name_and_grant() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(dir.path()).unwrap();
-        let t = |jti: &str, subject: &str, grant: Option<&str>| TokenInfo {
+    /// A read token `jti` of `subject` (and of `grant`, if any), issued now.
+    fn t(jti: &str, subject: &str, grant: Option<&str>) -> TokenInfo {
+        TokenInfo {
             jti: jti.into(),
             subject: subject.into(),
             role: "read".into(),
@@ -132,7 +130,24 @@ mod tests {
             expires: None,
             revoked: false,
             tabs: None,
-        };
+        }
+    }
+
+    /// An OAuth client registered in `s`: its id.
+    fn client(s: &Store) -> String {
+        s.register_client(&NewClient {
+            name: "c".into(),
+            redirect_uris: vec![],
+            auth_method: "none".into(),
+            secret: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn revocation_by_id_name_and_grant() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
         s.record_token(&t("j1", "laptop", None)).unwrap();
         s.record_token(&t("j2", "script", None)).unwrap();
         assert!(s.token_allowed("j1", None).unwrap());
@@ -146,14 +161,7 @@ mod tests {
         assert!(!s.token_allowed("j2", None).unwrap());
         assert_eq!(s.cli_tokens().unwrap().len(), 2);
 
-        let c = s
-            .register_client(&NewClient {
-                name: "c".into(),
-                redirect_uris: vec![],
-                auth_method: "none".into(),
-                secret: None,
-            })
-            .unwrap();
+        let c = client(&s);
         let g = s.create_grant(&c, "write").unwrap();
         s.record_token(&t("j3", &c, Some(&g))).unwrap();
         assert!(s.token_allowed("j3", Some(&g)).unwrap());
@@ -171,27 +179,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let gateway = Store::open(dir.path()).unwrap();
         let cli = Store::open(dir.path()).unwrap();
-        let token = |jti: &str, grant: Option<&str>| TokenInfo {
-            jti: jti.into(),
-            subject: jti.into(),
-            role: "read".into(),
-            grant_id: grant.map(String::from),
-            created: now(),
-            expires: None,
-            revoked: false,
-            tabs: None,
-        };
-        cli.record_token(&token("laptop", None)).unwrap();
-        let client = gateway
-            .register_client(&NewClient {
-                name: "c".into(),
-                redirect_uris: vec![],
-                auth_method: "none".into(),
-                secret: None,
-            })
-            .unwrap();
-        let grant = gateway.create_grant(&client, "write").unwrap();
-        gateway.record_token(&token("oauth", Some(&grant))).unwrap();
+        cli.record_token(&t("laptop", "laptop", None)).unwrap();
+        let c = client(&gateway);
+        let grant = gateway.create_grant(&c, "write").unwrap();
+        gateway.record_token(&t("oauth", &c, Some(&grant))).unwrap();
         for _ in 0..3 {
             assert_eq!(
                 gateway.token_allowed_now("laptop", None).unwrap(),
