@@ -145,17 +145,21 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Whether SQLite answered that the database is busy or locked (another connection holds it).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// `f` again while SQLite says the database is busy or locked, for up to ~5 s.
 fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         match f() {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(
-                    e.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) && std::time::Instant::now() < deadline =>
-            {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(20));
             }
             other => return other,

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Result, Store, now};
+use super::{Result, Store, is_busy, now};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenInfo {
@@ -82,14 +82,7 @@ impl Store {
     pub fn token_allowed_now(&self, jti: &str, grant_id: Option<&str>) -> Result<Option<bool>> {
         match allowed(&self.reader(), jti, grant_id) {
             Ok(allowed) => Ok(Some(allowed)),
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(
-                    e.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) =>
-            {
-                Ok(None)
-            }
+            Err(e) if is_busy(&e) => Ok(None),
             Err(e) => Err(self.err(e)),
         }
     }
