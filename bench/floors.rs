@@ -101,6 +101,11 @@ impl Floors {
         }
     }
 
+    /// `calls` as one pipelined batch, their replies dropped (each checked to be a reply).
+    pub async fn raw(&self, calls: &[Call]) {
+        self.client.call_many(calls).await.expect("raw calls");
+    }
+
     /// A listing's calls: the tab list, the tab's length and `rows`' data, in one pipelined batch.
     pub async fn rows(&self, tab: &str, rows: std::ops::Range<i32>) {
         let mut calls = vec![slots::tabs(), slots::browser_length(tab)];

@@ -430,6 +430,11 @@ async fn run() {
             println!("\n{}", mixed::alone_table(&copyq).await.join("\n"));
             return;
         }
+        // COPYQ_MCP_BENCH_ONLY=calls: CopyQ's CPU a call, by kind of call.
+        Ok("calls") => {
+            println!("\n{}", mixed::calls_table(&copyq).await.join("\n"));
+            return;
+        }
         Ok("mixed") => {
             let rows = mixed::table(&copyq).await;
             println!("\n{}", rows.join("\n"));

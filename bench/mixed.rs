@@ -29,6 +29,58 @@ struct Run {
     /// CPU time the run took: CopyQ's server (and its helpers), and the gateway's process.
     copyq: Duration,
     gateway: Duration,
+    /// The machine's cores across the run: all of it, and the bench's own process (its clients).
+    cores: Cores,
+}
+
+/// Where the machine's CPU went across a run, from `/proc/stat` and `/proc/self/stat`.
+#[derive(Clone, Copy, Default)]
+struct Cores {
+    /// Every core's time, busy or not.
+    total: Duration,
+    /// Every core's time not idle (nor waiting on I/O).
+    busy: Duration,
+    /// The bench's own process: its clients (the gateway's or the floor's).
+    bench: Duration,
+}
+
+impl Cores {
+    fn now() -> Cores {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()
+            .filter(|l| l.starts_with("cpu "))
+            .map(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .filter_map(|f| f.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        // user nice system idle iowait irq softirq steal (guest time is inside user).
+        let total: u64 = fields.iter().take(8).sum();
+        let idle: u64 = fields.iter().skip(3).take(2).sum();
+        let tick = |t: u64| Duration::from_secs_f64(t as f64 / ticks_per_s() as f64);
+        Cores {
+            total: tick(total),
+            busy: tick(total.saturating_sub(idle)),
+            bench: cpu_of(|p, _| p == std::process::id()),
+        }
+    }
+
+    fn since(self, before: Cores) -> Cores {
+        Cores {
+            total: self.total.saturating_sub(before.total),
+            busy: self.busy.saturating_sub(before.busy),
+            bench: self.bench.saturating_sub(before.bench),
+        }
+    }
+
+    /// `d` as a share of the cores' time, in cores (2.0: both cores all the time).
+    fn cores(self, d: Duration, cores: usize) -> f64 {
+        cores as f64 * d.as_secs_f64() / self.total.as_secs_f64().max(f64::MIN_POSITIVE)
+    }
 }
 
 impl Run {
@@ -144,6 +196,7 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
         })
         .collect();
     let (copyq_before, gateway_before) = (copyq_cpu(copyq), cpu_of(|p, _| p == gw.pid()));
+    let cores_before = Cores::now();
     start.wait().await;
     let began = Instant::now();
     let mut workers = Vec::new();
@@ -167,6 +220,7 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
         elapsed,
         copyq: copyq_cpu(copyq).saturating_sub(copyq_before),
         gateway: cpu_of(|p, _| p == gw.pid()).saturating_sub(gateway_before),
+        cores: Cores::now().since(cores_before),
     }
 }
 
@@ -175,7 +229,7 @@ async fn run(copyq: &PrivateCopyq, backend: &str) -> Run {
 /// change and the unload that saves the tab), in the same pseudo-random order as the gateway's
 /// client of the same number, for the same time. Nothing around them: no HTTP, MCP, tokens,
 /// audit, redaction, save-delay handling or checks of the replies.
-async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration) {
+async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration, Cores) {
     reset(copyq);
     let start = Arc::new(Barrier::new(CLIENTS + 1));
     let mut tasks = Vec::with_capacity(CLIENTS);
@@ -184,6 +238,7 @@ async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration
         tasks.push(tokio::spawn(floor_client(n, f, start)));
     }
     let copyq_before = copyq_cpu(copyq);
+    let cores_before = Cores::now();
     start.wait().await;
     let began = Instant::now();
     let mut samples = Vec::new();
@@ -195,6 +250,7 @@ async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration
         samples,
         elapsed,
         copyq_cpu(copyq).saturating_sub(copyq_before),
+        Cores::now().since(cores_before),
     )
 }
 
@@ -335,7 +391,7 @@ fn ms(d: Duration) -> f64 {
 pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     let cli = run(copyq, "cli").await;
     let socket = run(copyq, "socket").await;
-    let (floor_samples, floor_elapsed, floor_copyq) = floor(copyq).await;
+    let (floor_samples, floor_elapsed, floor_copyq, floor_cores) = floor(copyq).await;
     let mut lines = vec![
         String::new(),
         format!(
@@ -412,6 +468,28 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
         ours / theirs.max(f64::MIN_POSITIVE),
         per_call(socket.gateway, socket_calls)
     ));
+    // Whether the machine had CPU to spare: on 2 cores the gateway's clients, the gateway and
+    // CopyQ share them, where the floor's clients are light.
+    let n = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let (c, g) = (socket.cores, floor_cores);
+    lines.push(format!(
+        "The machine's {n} cores, in cores used: under the socket gateway {:.2} busy (CopyQ {:.2}, \
+         the gateway {:.2}, its {CLIENTS} clients {:.2}, the rest {:.2}); under the floor {:.2} \
+         busy (CopyQ {:.2}, its clients {:.2}, the rest {:.2}).",
+        c.cores(c.busy, n),
+        c.cores(socket.copyq, n),
+        c.cores(socket.gateway, n),
+        c.cores(c.bench, n),
+        c.cores(
+            c.busy
+                .saturating_sub(socket.copyq + socket.gateway + c.bench),
+            n
+        ),
+        g.cores(g.busy, n),
+        g.cores(floor_copyq, n),
+        g.cores(g.bench, n),
+        g.cores(g.busy.saturating_sub(floor_copyq + g.bench), n),
+    ));
     for f in cli.failures.iter().chain(&socket.failures).take(3) {
         lines.push(format!("A failure: {f}"));
     }
@@ -441,6 +519,72 @@ pub async fn alone_table(copyq: &PrivateCopyq) -> Vec<String> {
             ms(cpu) / ms(floor_cpu).max(f64::MIN_POSITIVE),
             ms(median),
             ms(floor_median)
+        );
+        println!("{line}");
+        lines.push(line);
+    }
+    lines
+}
+
+/// CopyQ's CPU a call for each kind of call the socket backend makes, on one of the mix's shared
+/// tabs (one item), 1,000 times each, one at a time (as a write's steps go) and in batches of 20
+/// (as a read's go): what each call the gateway makes beyond the floor's costs CopyQ.
+pub async fn calls_table(copyq: &PrivateCopyq) -> Vec<String> {
+    use copyq_mcp::backend::socket::slots;
+    reset(copyq);
+    let f = Floors::connect(copyq).await;
+    let tab = format!("mcp/{}", mix::shared_tab(0));
+    let kinds: Vec<(&str, Vec<copyq_mcp::backend::socket::Call>)> = vec![
+        ("tabs()", vec![slots::tabs()]),
+        (
+            "browserLength, tab loaded",
+            vec![slots::browser_length(&tab)],
+        ),
+        (
+            "browserItemData, tab loaded",
+            vec![slots::browser_item_data(&tab, 0)],
+        ),
+        (
+            "unloadTabs of a tab not loaded",
+            vec![slots::unload_tabs(&[&tab])],
+        ),
+        (
+            "browserLength then unloadTabs (a load and an unload)",
+            vec![slots::browser_length(&tab), slots::unload_tabs(&[&tab])],
+        ),
+        ("config(maxitems)", vec![slots::config("maxitems")]),
+    ];
+    let mut lines = vec![
+        String::new(),
+        "CopyQ's CPU a call, by kind of call (1,000 each; a tab of 1 item)".to_owned(),
+        String::new(),
+        "| call | one at a time | in batches of 20 |".to_owned(),
+        "|---|---|---|".to_owned(),
+    ];
+    const N: usize = 1000;
+    for (name, calls) in kinds {
+        // The state each kind needs: loaded for the reads, unloaded for the unload.
+        f.raw(&calls).await;
+        let before = copyq_cpu(copyq);
+        for _ in 0..N {
+            f.raw(&calls).await;
+        }
+        let one = copyq_cpu(copyq).saturating_sub(before);
+        let batch: Vec<_> = calls
+            .iter()
+            .cycle()
+            .take(20 * calls.len())
+            .cloned()
+            .collect();
+        let before = copyq_cpu(copyq);
+        for _ in 0..N / 20 {
+            f.raw(&batch).await;
+        }
+        let many = copyq_cpu(copyq).saturating_sub(before);
+        let line = format!(
+            "| {name} | {:.3} ms | {:.3} ms |",
+            ms(one) / N as f64,
+            ms(many) / N as f64
         );
         println!("{line}");
         lines.push(line);
