@@ -223,7 +223,6 @@
   // in its window, or with an editor open) is "pinned": for those, the save delays are zeroed for
   // the duration of the write so the change itself schedules an immediate save.
   function durably(names, body) {
-    var created = names.some(function (n) { return !exists(n); });
     // write protocol: unload
     var pinned = names.filter(function (n) { return exists(n) && unload(n).indexOf(n) === -1; });
     var old = null;
@@ -259,15 +258,18 @@
       // changes, so the save delays are set to 0 and put back.
       putDelays(zeroDelays());
     }
-    // write protocol: flush-tab-list
-    if (created) flushTabList();
+    // A tab the write created by writing into it is not flushed to CopyQ's tab list (write
+    // protocol step 9): its data file, just written, brings it back after a crash.
     result.persisted = pinned.length || opened.length ? 'save_delay' : 'unload';
     return result;
   }
 
   // CopyQ saves its tab list a second after a tab is created or removed; any config() call saves
-  // a pending one at once, so a new or removed tab survives a crash right after the reply.
-  function flushTabList() { config('tabs'); }
+  // a pending one at once, so a removed tab stays removed after a crash right after the reply.
+  function flushTabList() {
+    // write protocol: flush-tab-list
+    config('tabs');
+  }
 
   function mimeItem(it) {
     var m = {};
@@ -392,7 +394,7 @@
 
   function createTab(req) {
     if (exists(req.tab)) return { status: 'already_exists' };
-    return durably([req.tab], function () {
+    var result = durably([req.tab], function () {
       tab(req.tab);
       size();
       // Touching a tab creates it up to CopyQ 16; 17.0 creates one only for an added item (and
@@ -404,6 +406,9 @@
       checkLanded(req.tab);
       return { status: 'created' };
     });
+    // The tab is the whole write: CopyQ's tab list names it on disk before the reply.
+    flushTabList();
+    return result;
   }
 
   function removeTabs(req) {

@@ -35,12 +35,17 @@
 //!    delay (minutes). Set the save delays to 0 and put them back: CopyQ reloads, so saves,
 //!    every loaded tab when an option changes (one with an item's editor open only once the
 //!    editor closes). The write then reports itself saved by the save delays.
-//! 9. `flush-tab-list`: if a tab was created or removed, make CopyQ save its tab list now (any
-//!    `config()` call does; otherwise it does so a second later). For a removal this is what
-//!    keeps the tab from coming back after a crash. A created tab would survive without it (at
-//!    start CopyQ also lists every tab whose data file it finds, and `unload-after` wrote one,
-//!    even for an empty tab: tests/copyq/safety.rs checks both with a SIGKILL right after the
-//!    reply); it keeps CopyQ's saved list true at once.
+//! 9. `flush-tab-list`: if a tab was removed, or made by `tab_create`, make CopyQ save its tab
+//!    list now (any `config()` call does; otherwise CopyQ saves it a second after the change, 17.0
+//!    at once). For a removal this is what keeps the tab from coming back after a crash. A tab a
+//!    write makes by writing into it (an add, a move's target) is not flushed: at start CopyQ
+//!    also lists every tab whose data file it finds, and `unload-after` wrote one
+//!    (tests/copyq/safety.rs: a SIGKILL right after the reply), so only its place in the tab
+//!    order can differ after a crash within that second. The flush costs CopyQ's one thread about
+//!    20 ms (it builds its settings dialog for any `config()` call), where a durable add costs it
+//!    1-2 ms: every first add to a new tab paid it (bench/results.md, "Issue 22 item 5, stop
+//!    50"). `tab_create`, whose tab is the whole write, keeps the list true at once, an empty
+//!    tab's data file included.
 //!
 //! A failure once CopyQ has changed is [`super::BackendError::Partial`], saying what was made
 //! ([`super::Made`]): after the body, a failed step 6, 7, 8 or 9 (`change`); in a move, anything

@@ -439,9 +439,9 @@ async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
     assert_eq!(tab_texts(&copyq, tab), ["changed"]);
 }
 
-/// Tabs a write creates (by `tab_create`, and by adding to a tab that does not exist) are in
-/// CopyQ's tab list on disk when the write is acknowledged, with what was written into them: a
-/// SIGKILL right after the last `ok|` loses neither (CopyQ saves its tab list a second later).
+/// Tabs a write creates (by `tab_create`, and by adding to a tab that does not exist) come back,
+/// in their order, with what was written into them, after a SIGKILL right after the last `ok|`
+/// (CopyQ saves its tab list a second later on its own): `tab_create` saves the tab list.
 #[tokio::test]
 async fn tabs_a_write_creates_survive_a_crash_at_once() {
     let mut copyq = PrivateCopyq::start().expect("CopyQ");
@@ -485,6 +485,58 @@ async fn tabs_a_write_creates_survive_a_crash_at_once() {
         tab_texts(&copyq, "mcp/workspace/made-by-add"),
         ["created by adding"]
     );
+}
+
+/// A tab an add creates is not flushed to CopyQ's tab list (the flush cost CopyQ's one thread about
+/// 20 ms a time): an add into a new tab, the last write before a SIGKILL right after its `ok|`,
+/// is there after the restart, in that tab, because CopyQ lists at start every tab whose data file
+/// it finds and the write's unload wrote one. (Up to CopyQ 10 the tab list on disk does not name
+/// the tab yet at the kill: CopyQ saves it a second after the change.)
+#[tokio::test]
+async fn a_tab_an_add_creates_survives_a_crash_before_its_tab_list_is_saved() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .seed("mcp/workspace/before", &items(&["already here"]))
+        .expect("seed");
+    copyq
+        .eval("unload(); config('tabs')", b"")
+        .expect("save the seed and the tab list");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    for text in ["first into the new tab", "second"] {
+        w(
+            &c,
+            json!({"mode": "add", "tab": "workspace/by-add", "text": text}),
+        )
+        .await;
+    }
+    let moved = w(
+        &c,
+        json!({"mode": "move", "tab": "workspace/before", "index": 0, "to_tab": "workspace/by-move"}),
+    )
+    .await;
+    assert!(moved.starts_with("ok|mode:move|"), "{moved}");
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    let mut tabs: Vec<String> = copyq_tabs(&copyq)
+        .into_iter()
+        .filter(|t| t.starts_with("mcp/"))
+        .collect();
+    tabs.sort();
+    assert_eq!(
+        tabs,
+        [
+            "mcp/workspace/before",
+            "mcp/workspace/by-add",
+            "mcp/workspace/by-move"
+        ]
+    );
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/by-add"),
+        ["second", "first into the new tab"]
+    );
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/by-move"), ["already here"]);
+    assert!(tab_texts(&copyq, "mcp/workspace/before").is_empty());
 }
 
 /// Tabs `tab_delete` removes (a tab and the tabs under it) stay removed after a SIGKILL right after

@@ -33,18 +33,15 @@ pub struct Prepared {
 /// What the steps before a write's body found of the tabs it touches.
 #[derive(Debug)]
 pub(crate) struct Before {
-    /// A touched tab did not exist: the tab list is saved after the write.
-    pub created: bool,
     /// A touched tab stayed loaded when unloaded: the save delays are zeroed around the body.
     pub pinned: bool,
 }
 
 impl Before {
-    /// What the unload found of `touched` tabs: those `existing` were tabs, CopyQ unloaded
-    /// `unloaded` of them.
-    fn found<S: AsRef<str>>(touched: usize, existing: &[S], unloaded: &[String]) -> Before {
+    /// What the unload found of the tabs a write touches: those `existing` were tabs, CopyQ
+    /// unloaded `unloaded` of them.
+    fn found<S: AsRef<str>>(existing: &[S], unloaded: &[String]) -> Before {
         Before {
-            created: existing.len() < touched,
             pinned: pinned(existing, unloaded),
         }
     }
@@ -88,16 +85,12 @@ pub(super) fn all_unloaded(names: &[&str], replies: &[Value]) -> bool {
 }
 
 /// The calls that save what a write touched now that it is made: the unload of `names` (each a
-/// tab now: the body made or found each, its verify checked, so none is created by naming it),
-/// and the tab list's save when one was created.
-fn save_after_calls(names: &[&str], created: bool) -> Vec<Call> {
+/// tab now: the body made or found each, its verify checked, so none is created by naming it).
+/// A tab the write created is not flushed to CopyQ's tab list: its data file, written by this
+/// unload, brings it back after a crash ([`crate::backend::protocol`], step 9).
+fn save_after_calls(names: &[&str]) -> Vec<Call> {
     // write protocol: unload-after
-    let mut calls = vec![slots::unload_tabs(names)];
-    if created {
-        // write protocol: flush-tab-list
-        calls.push(slots::config("tabs"));
-    }
-    calls
+    vec![slots::unload_tabs(names)]
 }
 
 impl SocketBackend {
@@ -194,7 +187,7 @@ impl SocketBackend {
         let existing = self.existing(names).await?;
         // write protocol: unload
         let unloaded = self.unload(&existing).await?;
-        let before = Before::found(names.len(), &existing, &unloaded);
+        let before = Before::found(&existing, &unloaded);
         let body = |_| async { Ok((body().await?, None)) };
         self.durably_from(names, before, body).await
     }
@@ -225,7 +218,7 @@ impl SocketBackend {
         Ok(Prepared {
             connection: Arc::as_ptr(&client) as usize,
             names: names.iter().map(|n| n.to_string()).collect(),
-            before: Before::found(names.len(), &existing, &unloaded),
+            before: Before::found(&existing, &unloaded),
         })
     }
 
@@ -293,7 +286,7 @@ impl SocketBackend {
             .try_into()
             .map_err(|_| BackendError::Failed("check: a reply is missing".into()))?;
         let unloaded = slots::expect_string_list(&unload, unloaded).map_err(failed)?;
-        let before = Before::found(names.len(), &existing, &unloaded);
+        let before = Before::found(&existing, &unloaded);
         let data = self.checked_row(tab, r, expect, length, data).await?;
         Ok((data, before))
     }
@@ -321,7 +314,7 @@ impl SocketBackend {
         };
         let then = match before.pinned {
             true => Vec::new(),
-            false => save_after_calls(names, before.created),
+            false => save_after_calls(names),
         };
         // write protocol: body (verify is each body's last part)
         let result = match body(then).await {
@@ -345,7 +338,7 @@ impl SocketBackend {
         let (value, saved) = result?;
         let replies = match saved {
             Some(saved) => saved,
-            None => self.save_after(names, before.created).await,
+            None => self.save_after(names).await,
         }
         .map_err(|e| BackendError::after(Made::Change, e))?;
         // A tab the owner opened in CopyQ's window since the first unload stayed loaded: its
@@ -370,8 +363,8 @@ impl SocketBackend {
 
     /// Save what the write touched now that it is made, in one batch. Every one of `names` is a
     /// tab now: the body made or found each (its verify checked), so none is created by naming it.
-    async fn save_after(&self, names: &[&str], created: bool) -> Result<Vec<Value>, BackendError> {
-        self.call_many(save_after_calls(names, created)).await
+    async fn save_after(&self, names: &[&str]) -> Result<Vec<Value>, BackendError> {
+        self.call_many(save_after_calls(names)).await
     }
 
     /// Those of `names` that are tabs now.
@@ -386,6 +379,7 @@ impl SocketBackend {
 
     /// CopyQ saves its tab list a second after a change; any config() call saves it at once.
     pub(super) async fn flush_tab_list(&self) -> Result<(), BackendError> {
+        // write protocol: flush-tab-list
         self.call(slots::config("tabs")).await.map(|_| ())
     }
 }

@@ -343,6 +343,10 @@ impl SocketBackend {
         }
         self.durably(&[tab], || self.touch_or_add(tab)).await?;
         self.check_landed(tab).await?;
+        // The tab is the whole write: CopyQ's tab list names it on disk before the reply.
+        self.flush_tab_list()
+            .await
+            .map_err(|e| BackendError::after(Made::Change, e))?;
         Ok(true)
     }
 
