@@ -77,8 +77,10 @@ async fn kept_of_tabs(
         let tab = TabRef::from_full(&page.name);
         for (row, item) in page.items.iter().enumerate() {
             let at = position + row;
-            // Items a read describes no format of hold text, tags and note alone.
-            if item.content.formats.is_empty() {
+            // Items a read describes no format of hold text, tags and note alone; but a
+            // password manager's item also holds its mark, which keeps it from every client:
+            // kept whole, so that a restore puts the mark back.
+            if item.content.formats.is_empty() && !item.secret {
                 continue;
             }
             let whole = backend

@@ -201,3 +201,53 @@ async fn a_deleted_tabs_images_are_restored_byte_for_byte() {
         }
     }
 }
+
+/// A deleted tab's password-manager items come back still marked (`x-kde-passwordManagerHint`,
+/// which keeps an item from every client): `tab_delete`'s audit entry keeps every format of a
+/// secret item, as it does an image's, and the restore puts the mark back. Kept as text alone,
+/// the restored item lost its mark, and a read token was shown the password.
+#[tokio::test]
+async fn a_deleted_tabs_password_items_are_restored_still_secret() {
+    let password = "correct horse battery staple 42";
+    for backend in ["socket", "cli"] {
+        let tab = format!("mcp/workspace/secret-tab-deleted-{backend}");
+        let secret = Seeded {
+            formats: vec![
+                ("text/plain", password.as_bytes().to_vec()),
+                ("x-kde-passwordManagerHint", b"secret".to_vec()),
+            ],
+        };
+        seed(copyq(), &tab, &[secret]);
+        let before = mimes_in(&tab);
+        let dir = copyq()
+            .dir()
+            .join(format!("gateway-secret-tab-deleted-{backend}"));
+        let gw = gateway_with(copyq(), |s| {
+            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
+            s.data_dir = dir.display().to_string();
+        })
+        .await;
+        let w = client(&gw.url, &gw.write).await;
+        let shown = tab.trim_start_matches("mcp/");
+        ok(
+            &w,
+            "mcp_write",
+            json!({"mode": "tab_delete", "path": shown}),
+        )
+        .await;
+        restore_entry(&gw, backend, "tab_delete", &tab);
+        assert_eq!(
+            mimes_in(&tab),
+            before,
+            "{backend}: every format, the mark too"
+        );
+        assert_eq!(
+            bytes_in(&tab, 0, "x-kde-passwordManagerHint"),
+            b"secret",
+            "{backend}: the mark"
+        );
+        let r = client(&gw.url, &gw.read).await;
+        let listed = ok(&r, "mcp_read", json!({"mode": "list", "tab": shown})).await;
+        assert!(!listed.contains(password), "{backend}: {listed}");
+    }
+}
