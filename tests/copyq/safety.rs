@@ -439,6 +439,16 @@ async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
     assert_eq!(tab_texts(&copyq, tab), ["changed"]);
 }
 
+/// CopyQ SIGKILLed and started again: its `mcp/` tabs then, in its order.
+fn mcp_tabs_after_a_crash(copyq: &mut PrivateCopyq) -> Vec<String> {
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    copyq_tabs(copyq)
+        .into_iter()
+        .filter(|t| t.starts_with("mcp/"))
+        .collect()
+}
+
 /// Tabs a write creates (by `tab_create`, and by adding to a tab that does not exist) come back,
 /// in their order, with what was written into them, after a SIGKILL right after the last `ok|`
 /// (CopyQ saves its tab list a second later on its own): `tab_create` saves the tab list.
@@ -463,12 +473,7 @@ async fn tabs_a_write_creates_survive_a_crash_at_once() {
         json!({"mode": "tab_create", "path": "workspace/made-empty"}),
     )
     .await;
-    copyq.kill_server();
-    copyq.start_server().expect("restart");
-    let tabs: Vec<String> = copyq_tabs(&copyq)
-        .into_iter()
-        .filter(|t| t.starts_with("mcp/"))
-        .collect();
+    let tabs = mcp_tabs_after_a_crash(&mut copyq);
     assert_eq!(
         tabs,
         [
@@ -516,12 +521,7 @@ async fn a_tab_an_add_creates_survives_a_crash_before_its_tab_list_is_saved() {
     )
     .await;
     assert!(moved.starts_with("ok|mode:move|"), "{moved}");
-    copyq.kill_server();
-    copyq.start_server().expect("restart");
-    let mut tabs: Vec<String> = copyq_tabs(&copyq)
-        .into_iter()
-        .filter(|t| t.starts_with("mcp/"))
-        .collect();
+    let mut tabs = mcp_tabs_after_a_crash(&mut copyq);
     tabs.sort();
     assert_eq!(
         tabs,
@@ -565,12 +565,7 @@ async fn removed_tabs_stay_removed_after_a_crash_at_once() {
         got,
         "ok|mode:tab_delete|path:workspace/gone|full_path:mcp/workspace/gone|items_removed:2|tabs_removed:2"
     );
-    copyq.kill_server();
-    copyq.start_server().expect("restart");
-    let tabs: Vec<String> = copyq_tabs(&copyq)
-        .into_iter()
-        .filter(|t| t.starts_with("mcp/"))
-        .collect();
+    let tabs = mcp_tabs_after_a_crash(&mut copyq);
     assert_eq!(tabs, ["mcp/workspace/kept"]);
     assert_eq!(tab_texts(&copyq, "mcp/workspace/kept"), ["an item"]);
 }

@@ -61,6 +61,24 @@ fn mimes_in(tab: &str) -> Vec<String> {
     serde_json::from_str(out.trim()).expect("a JSON list")
 }
 
+/// A gateway on `backend` with a data dir of its own, `name`: gateways of this process that share
+/// one, writing at once, can make SQLite fail ("disk I/O error"), each connection's locks undone by
+/// another's open.
+async fn own_gateway(backend: &str, name: &str) -> Gateway {
+    let dir = copyq().dir().join(name);
+    gateway_with(copyq(), |s| {
+        s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
+        s.data_dir = dir.display().to_string();
+    })
+    .await
+}
+
+/// One `mcp_write` through `gw` with its write token; its `ok|` reply.
+async fn write(gw: &Gateway, args: serde_json::Value) -> String {
+    let w = client(&gw.url, &gw.write).await;
+    ok(&w, "mcp_write", args).await
+}
+
 /// `copyq-mcp audit restore` of `gw`'s audit entry of `mode` on `tab`, through `backend`.
 fn restore_entry(gw: &Gateway, backend: &str, mode: &str, tab: &str) {
     let store = copyq_mcp::store::Store::open(&gw.settings.data_dir()).expect("store");
@@ -98,22 +116,9 @@ async fn a_deleted_screenshot_is_restored_byte_for_byte() {
             }],
         );
         let before = mimes_in(&tab);
-        // A data dir of its own: gateways of this process that share one, writing at once, can
-        // make SQLite fail ("disk I/O error"), each connection's locks undone by another's open.
-        let dir = copyq().dir().join(format!("gateway-deleted-{backend}"));
-        let gw = gateway_with(copyq(), |s| {
-            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
-            s.data_dir = dir.display().to_string();
-        })
-        .await;
-        let w = client(&gw.url, &gw.write).await;
+        let gw = own_gateway(backend, &format!("gateway-deleted-{backend}")).await;
         let shown = tab.trim_start_matches("mcp/");
-        ok(
-            &w,
-            "mcp_write",
-            json!({"mode": "delete", "tab": shown, "index": 0}),
-        )
-        .await;
+        write(&gw, json!({"mode": "delete", "tab": shown, "index": 0})).await;
         assert!(tab_texts(copyq(), &tab).is_empty(), "{backend}: deleted");
         restore_entry(&gw, backend, "delete", &tab);
         assert_eq!(png_in(&tab, 0), shot.formats[0].1, "{backend}: the PNG");
@@ -168,14 +173,8 @@ async fn a_deleted_tabs_images_are_restored_byte_for_byte() {
             s.audit.max_bytes = cap as u64;
         })
         .await;
-        let w = client(&gw.url, &gw.write).await;
         let shown = tab.trim_start_matches("mcp/");
-        ok(
-            &w,
-            "mcp_write",
-            json!({"mode": "tab_delete", "path": shown}),
-        )
-        .await;
+        write(&gw, json!({"mode": "tab_delete", "path": shown})).await;
         assert!(tab_texts(copyq(), &sub).is_empty(), "{backend}: deleted");
         restore_entry(&gw, backend, "tab_delete", &tab);
         assert_eq!(png_in(&sub, 0), logo.formats[1].1, "{backend}: the logo");
@@ -219,22 +218,9 @@ async fn a_deleted_tabs_password_items_are_restored_still_secret() {
         };
         seed(copyq(), &tab, &[secret]);
         let before = mimes_in(&tab);
-        let dir = copyq()
-            .dir()
-            .join(format!("gateway-secret-tab-deleted-{backend}"));
-        let gw = gateway_with(copyq(), |s| {
-            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
-            s.data_dir = dir.display().to_string();
-        })
-        .await;
-        let w = client(&gw.url, &gw.write).await;
+        let gw = own_gateway(backend, &format!("gateway-secret-tab-deleted-{backend}")).await;
         let shown = tab.trim_start_matches("mcp/");
-        ok(
-            &w,
-            "mcp_write",
-            json!({"mode": "tab_delete", "path": shown}),
-        )
-        .await;
+        write(&gw, json!({"mode": "tab_delete", "path": shown})).await;
         restore_entry(&gw, backend, "tab_delete", &tab);
         assert_eq!(
             mimes_in(&tab),
