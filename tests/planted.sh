@@ -123,7 +123,7 @@ plant save-opened-socket 1 $durable 's/let opened = !before\.pinned && !all_unlo
 plant save-opened-group 1 $group 's/false => self\.save_loaded\(\)\.await\.map\(\|\(\)\| true\),/false => Ok(false),/' \
     -- "${t[@]}" --lib stand_in
 # The same two steps of a group of adds.
-plant unload-after-group 2 $group 's/    vec!\[slots::unload_tabs\(tabs\)\]\n/    Vec::new()\n/; s/Ok\(replies\) if !pinned && !after_names\.is_empty\(\)/Ok(replies) if false \&\& !pinned/' \
+plant unload-after-group 2 $group 's/save_after_calls\(&after_names\)/Vec::new()/; s/self\.save_after\(made\)\.await/Ok(Vec::new())/; s/Ok\(replies\) if !pinned && !after_names\.is_empty\(\)/Ok(replies) if false \&\& !pinned/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant zero-delays-group 2 $group 's/true => Some\(self\.zero_delays\(\)\.await\?\)/true => None::<Vec<String>>/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety

@@ -61,14 +61,17 @@ fn mimes_in(tab: &str) -> Vec<String> {
     serde_json::from_str(out.trim()).expect("a JSON list")
 }
 
-/// A gateway on `backend` with a data dir of its own, `name`: gateways of this process that share
+/// A gateway on `backend` with a data dir of its own, `name` (gateways of this process that share
 /// one, writing at once, can make SQLite fail ("disk I/O error"), each connection's locks undone by
-/// another's open.
-async fn own_gateway(backend: &str, name: &str) -> Gateway {
+/// another's open), and `audit.max_bytes` set to `cap` if given.
+async fn own_gateway(backend: &str, name: &str, cap: Option<u64>) -> Gateway {
     let dir = copyq().dir().join(name);
     gateway_with(copyq(), |s| {
         s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
         s.data_dir = dir.display().to_string();
+        if let Some(cap) = cap {
+            s.audit.max_bytes = cap;
+        }
     })
     .await
 }
@@ -116,7 +119,7 @@ async fn a_deleted_screenshot_is_restored_byte_for_byte() {
             }],
         );
         let before = mimes_in(&tab);
-        let gw = own_gateway(backend, &format!("gateway-deleted-{backend}")).await;
+        let gw = own_gateway(backend, &format!("gateway-deleted-{backend}"), None).await;
         let shown = tab.trim_start_matches("mcp/");
         write(&gw, json!({"mode": "delete", "tab": shown, "index": 0})).await;
         assert!(tab_texts(copyq(), &tab).is_empty(), "{backend}: deleted");
@@ -164,15 +167,8 @@ async fn a_deleted_tabs_images_are_restored_byte_for_byte() {
         };
         seed(copyq(), &sub, &[logo_item]);
         let (tab_mimes, sub_mimes) = (mimes_in(&tab), mimes_in(&sub));
-        let dir = copyq()
-            .dir()
-            .join(format!("gateway-tab-deleted-{backend}-{cap}"));
-        let gw = gateway_with(copyq(), |s| {
-            s.copyq.backend = copyq_mcp::config::BackendKind::parse(backend).expect("a backend");
-            s.data_dir = dir.display().to_string();
-            s.audit.max_bytes = cap as u64;
-        })
-        .await;
+        let name = format!("gateway-tab-deleted-{backend}-{cap}");
+        let gw = own_gateway(backend, &name, Some(cap as u64)).await;
         let shown = tab.trim_start_matches("mcp/");
         write(&gw, json!({"mode": "tab_delete", "path": shown})).await;
         assert!(tab_texts(copyq(), &sub).is_empty(), "{backend}: deleted");
@@ -218,7 +214,12 @@ async fn a_deleted_tabs_password_items_are_restored_still_secret() {
         };
         seed(copyq(), &tab, &[secret]);
         let before = mimes_in(&tab);
-        let gw = own_gateway(backend, &format!("gateway-secret-tab-deleted-{backend}")).await;
+        let gw = own_gateway(
+            backend,
+            &format!("gateway-secret-tab-deleted-{backend}"),
+            None,
+        )
+        .await;
         let shown = tab.trim_start_matches("mcp/");
         write(&gw, json!({"mode": "tab_delete", "path": shown})).await;
         restore_entry(&gw, backend, "tab_delete", &tab);

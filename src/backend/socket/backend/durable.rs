@@ -88,7 +88,7 @@ pub(super) fn all_unloaded(names: &[&str], replies: &[Value]) -> bool {
 /// tab now: the body made or found each, its verify checked, so none is created by naming it).
 /// A tab the write created is not flushed to CopyQ's tab list: its data file, written by this
 /// unload, brings it back after a crash ([`crate::backend::protocol`], step 9).
-fn save_after_calls(names: &[&str]) -> Vec<Call> {
+pub(super) fn save_after_calls(names: &[&str]) -> Vec<Call> {
     // write protocol: unload-after
     vec![slots::unload_tabs(names)]
 }
@@ -363,7 +363,7 @@ impl SocketBackend {
 
     /// Save what the write touched now that it is made, in one batch. Every one of `names` is a
     /// tab now: the body made or found each (its verify checked), so none is created by naming it.
-    async fn save_after(&self, names: &[&str]) -> Result<Vec<Value>, BackendError> {
+    pub(super) async fn save_after(&self, names: &[&str]) -> Result<Vec<Value>, BackendError> {
         self.call_many(save_after_calls(names)).await
     }
 

@@ -6,7 +6,7 @@
 
 use super::super::slots;
 use super::super::value::{Call, Map, Value};
-use super::durable::{all_unloaded, pinned};
+use super::durable::{all_unloaded, pinned, save_after_calls};
 use super::{SocketBackend, failed, map_of};
 use crate::backend::{BackendError, Insert, Item, Made, Persisted, Ready, wait_ready};
 
@@ -102,7 +102,8 @@ impl SocketBackend {
                         .map(|(_, t)| t)
                         .collect();
                     after_names = after.iter().map(|t| t.name).collect();
-                    unload_after(&after_names)
+                    // write protocol: unload-after
+                    save_after_calls(&after_names)
                 }
                 false => Vec::new(),
             };
@@ -244,15 +245,10 @@ impl SocketBackend {
         if made.is_empty() {
             return Ok(Vec::new());
         }
-        self.call_many(unload_after(made)).await
+        // write protocol: unload-after. A tab the group created is not flushed to CopyQ's tab
+        // list (write protocol: flush-tab-list, step 9 of [`crate::backend::protocol`]: its data
+        // file, written by this unload, brings it back after a crash; the flush cost CopyQ's one
+        // thread about 20 ms, ten adds' worth).
+        self.save_after(made).await
     }
-}
-
-/// The calls that save `tabs` once written. A tab the group created is not flushed to CopyQ's
-/// tab list (write protocol: flush-tab-list, step 9 of [`crate::backend::protocol`]: its data
-/// file, written by this unload, brings it back after a crash; the flush cost CopyQ's one thread
-/// about 20 ms, ten adds' worth).
-fn unload_after(tabs: &[&str]) -> Vec<Call> {
-    // write protocol: unload-after
-    vec![slots::unload_tabs(tabs)]
 }
