@@ -26,15 +26,19 @@ pub use server::CopyqMcp;
 use crate::backend::Backend;
 use crate::clipboard::Roots;
 
-/// What every tool call needs: the backend, the clipboard rules, and the lock that orders CopyQ
-/// access: reads share it; a write takes it alone, so writes never interleave with each other nor
-/// with reads (a write ends by unloading its tab, which a concurrent multi-step read would see as
-/// an empty tab).
+/// What every tool call needs: the backend, the clipboard rules, and the locks that order CopyQ
+/// access (see [`ToolState::read_lock`]).
 #[derive(Debug)]
 pub struct ToolState {
     pub backend: Backend,
     pub roots: Roots,
+    /// The write lock: a write takes it alone, so writes never interleave with each other. Reads
+    /// through the CLI share it (a CLI read's whole-tab selection, emptied by a write's unload
+    /// mid-read, would silently miss items).
     pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
+    /// The tab-list lock: a write that removes or creates a tab takes it alone (after the write
+    /// lock); reads over the socket share it, and go beside the other writes.
+    pub tab_list: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// Adds waiting to be made as one group ([`write`]'s group commit).
     pub(crate) adds: write::Queue,
     /// Where executed writes are recorded; `None` only in unit tests.
@@ -114,12 +118,31 @@ fn random_key() -> [u8; 32] {
     key
 }
 
+/// What a read holds while it reads ([`ToolState::read_lock`]).
+pub(crate) type ReadGuard = tokio::sync::OwnedRwLockReadGuard<()>;
+
 impl ToolState {
+    /// The lock an `mcp_read` holds. Over the socket, the tab-list lock only: its reads go beside
+    /// adds, updates, deletes and moves (CopyQ idled between a write's round trips while every
+    /// read waited, bench/results.md "Issue 22 item 5, stop 51"). Such a read may see a write
+    /// half made, as it may see the owner's; what it cannot do is name a tab a write removes
+    /// between its tab list and its next call, which would make CopyQ create the tab again: tab
+    /// removals and creations take the tab-list lock alone. A whole-tab selection that a write's
+    /// unload empties mid-read is read again row by row (the socket backend's `whole_checked`).
+    /// Through the CLI, or the memory backend, reads wait for writes as before.
+    pub(crate) async fn read_lock(&self) -> ReadGuard {
+        match self.backend.name() {
+            "socket" => self.tab_list.clone().read_owned().await,
+            _ => self.writes.clone().read_owned().await,
+        }
+    }
+
     pub fn new(backend: Backend, roots: Roots) -> Self {
         Self {
             backend,
             roots,
             writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
+            tab_list: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             adds: write::Queue::default(),
             audit: None,
             privacy: crate::privacy::Privacy::off(),

@@ -14,6 +14,8 @@ mod again;
 mod coverage_tests;
 mod cut;
 pub mod image;
+#[cfg(test)]
+mod lock_tests;
 mod parallel;
 mod query;
 mod redact;
@@ -95,7 +97,7 @@ pub async fn call(
     args: &Map<String, Value>,
 ) -> Result<Reply, ToolError> {
     let query = ReadQuery::parse(args)?;
-    let _shared = tools.writes.read().await;
+    let _shared = tools.read_lock().await;
     if let ReadQuery::Item {
         tab,
         scope,

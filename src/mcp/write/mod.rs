@@ -56,6 +56,13 @@ pub async fn call(
         return grouped(tools, principal, tab, item).await;
     }
     let alone = tools.writes.clone().write_owned().await;
+    // A tab removed or created: no read names it meanwhile (see `ToolState::read_lock`).
+    let tabs_alone = match &call.op {
+        params::WriteOp::TabCreate { .. } | params::WriteOp::TabDelete { .. } => {
+            Some(tools.tab_list.clone().write_owned().await)
+        }
+        _ => None,
+    };
     let prepared = prepare(tools, &call.op).await?;
     let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     // Once it starts, a write runs to its end in a task of its own: the request may be cancelled
@@ -66,7 +73,7 @@ pub async fn call(
     // The write lock goes with it: the next write, and a stopping gateway, wait for this one.
     let (tools, principal) = (tools.clone(), principal.clone());
     tokio::spawn(async move {
-        let _alone = alone;
+        let _alone = (alone, tabs_alone);
         execute_audited(&tools, &plan, &principal, prepared).await
     })
     .await

@@ -1,0 +1,103 @@
+//! Which writes an `mcp_read` waits for ([`crate::mcp::ToolState::read_lock`]): over the socket,
+//! only those that remove or create a tab; otherwise every write. Driven through the socket
+//! backend against the stand-in server (the real CopyQ runs in tests/load.rs, whose searches and
+//! checks now go beside the writes).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::backend::socket::stand_in::{Model, serve_model};
+use crate::backend::{Backend, Item, MemoryBackend, SocketBackend, SocketConfig};
+use crate::clipboard::{Coverage, Roots};
+use crate::mcp::ToolState;
+
+/// A `list` of `mcp/a` through `tools`, if answered within `wait`.
+async fn list_within(tools: &ToolState, wait: Duration) -> Option<String> {
+    let args = json!({"mode": "list", "tab": "a"});
+    let map = args.as_object().cloned().unwrap_or_default();
+    let read = super::call(tools, &Coverage::All, &map);
+    match tokio::time::timeout(wait, read).await {
+        Ok(Ok(reply)) => Some(reply.text),
+        Ok(Err(e)) => Some(e.line()),
+        Err(_) => None,
+    }
+}
+
+/// The socket backend on a stand-in server in `dir`, holding one item in `mcp/a`.
+async fn socket_tools(dir: &tempfile::TempDir) -> ToolState {
+    #[cfg(unix)]
+    let path = dir.path().join("s");
+    #[cfg(windows)]
+    let path = std::path::PathBuf::from(format!(
+        r"\\.\pipe\copyq-mcp-lock-{}",
+        dir.path().file_name().unwrap_or_default().to_string_lossy()
+    ));
+    tokio::spawn({
+        let path = path.clone();
+        async move {
+            serve_model(
+                &path,
+                None,
+                Arc::new(std::sync::Mutex::new(Model::default())),
+            )
+            .await
+        }
+    });
+    let backend = SocketBackend::new(SocketConfig {
+        path,
+        timeout: Duration::from_secs(5),
+    });
+    // The listener is bound by the spawned task: wait for it.
+    for _ in 0..100 {
+        if backend.probe().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    backend
+        .insert("mcp/a", &Item::new("one", &[], ""), 200)
+        .await
+        .expect("seed");
+    ToolState::new(Backend::Socket(backend), Roots::default())
+}
+
+/// Over the socket a read goes beside a write in progress (the write lock held): CopyQ is not
+/// left idle between the write's round trips while reads queue.
+#[tokio::test]
+async fn a_socket_read_is_answered_while_a_write_holds_the_write_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = socket_tools(&dir).await;
+    let _write = tools.writes.clone().write_owned().await;
+    let got = list_within(&tools, Duration::from_secs(10)).await;
+    let got = got.expect("the read waited for the write");
+    assert!(got.contains("\"one\""), "{got}");
+}
+
+/// A write that removes or creates a tab holds the tab-list lock too: a read waits for it, so
+/// that it never names a tab removed between its tab list and its next call (CopyQ would make the
+/// tab again), and answers once the write is done.
+#[tokio::test]
+async fn a_socket_read_waits_for_a_tab_removal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = socket_tools(&dir).await;
+    let removal = tools.tab_list.clone().write_owned().await;
+    assert_eq!(list_within(&tools, Duration::from_millis(300)).await, None);
+    drop(removal);
+    let got = list_within(&tools, Duration::from_secs(10)).await;
+    assert!(got.is_some_and(|g| g.contains("\"one\"")));
+}
+
+/// Other backends' reads wait for every write, as before (a CLI read's whole-tab selection, emptied
+/// by a write's unload, would miss items unseen).
+#[tokio::test]
+async fn a_memory_read_waits_for_a_write() {
+    let mem = MemoryBackend::with_tabs(vec![("mcp/a".into(), vec![Item::new("one", &[], "")])]);
+    let tools = ToolState::new(Backend::Memory(mem), Roots::default());
+    let write = tools.writes.clone().write_owned().await;
+    assert_eq!(list_within(&tools, Duration::from_millis(300)).await, None);
+    drop(write);
+    let got = list_within(&tools, Duration::from_secs(10)).await;
+    assert!(got.is_some_and(|g| g.contains("\"one\"")));
+}
