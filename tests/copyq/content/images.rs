@@ -226,3 +226,79 @@ async fn a_screenshot_kept_in_a_data_file_is_read_back_whole() {
         );
     }
 }
+
+/// Reads go beside writes over the socket (bench/results.md, "Issue 22 item 5, stop 51"). An item
+/// kept in files (CopyQ 8.0+, over `item_data_threshold`, 1 KiB by default) is read in two round
+/// trips: its row, then each file's content by row number. A write in between moves the rows, and
+/// the second fetched the next item's text under the first's tags. Here a writer adds and
+/// deletes at the top while a reader reads the rows below it: every item read is one item. (On
+/// 6.4, with no files, the same reads are checked all the same.)
+#[tokio::test]
+async fn an_item_kept_in_files_is_read_whole_while_writes_move_its_row() {
+    let tab = "workspace/files-beside-writes";
+    let big = |k: usize| format!("big {k} {}", "x".repeat(2000));
+    let items: Vec<super::Seeded> = (0..8)
+        .map(|k| super::Seeded {
+            formats: vec![
+                ("text/plain", big(k).into_bytes()),
+                ("application/x-copyq-tags", format!("k{k}").into_bytes()),
+            ],
+        })
+        .collect();
+    let c = seeded();
+    super::seed(c, &format!("mcp/{tab}"), &items);
+    c.eval(&format!("unload('mcp/{tab}')"), b"")
+        .expect("unload");
+    let gw = gateway_with(c, |s| {
+        s.limits.requests_per_minute = 1_000_000;
+        s.limits.burst = 100_000;
+    })
+    .await;
+    let (writer, reader) = (
+        client(&gw.url, &gw.write).await,
+        client(&gw.url, &gw.read).await,
+    );
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writes = tokio::spawn({
+        let done = done.clone();
+        async move {
+            let mut n = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let add = json!({"mode": "add", "tab": tab, "text": format!("small {n}")});
+                let (is_error, text) = call(&writer, "mcp_write", add).await;
+                assert!(!is_error, "{text}");
+                let delete = json!({"mode": "delete", "tab": tab, "index": 0});
+                let (is_error, text) = call(&writer, "mcp_write", delete).await;
+                assert!(!is_error, "{text}");
+                n += 1;
+            }
+            n
+        }
+    });
+    let mut mixed = Vec::new();
+    for i in 0..150 {
+        let args = json!({"mode": "list", "tab": tab, "skip": 1 + i % 4, "max_items": 3, "include_tags": true});
+        let (is_error, text) = call(&reader, "mcp_read", args).await;
+        assert!(!is_error, "{text}");
+        for line in text.lines().skip(1) {
+            // `index|"big K xxx…"|[kK]` (a small item has no tags).
+            let Some(k) = line
+                .split("\"big ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+            else {
+                continue;
+            };
+            if !line.ends_with(&format!("[k{k}]")) {
+                mixed.push(line.to_owned());
+            }
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let pairs = writes.await.expect("writer");
+    assert!(pairs > 0, "the writer made no write while the reads ran");
+    assert!(
+        mixed.is_empty(),
+        "items read mixed with another's text: {mixed:?}"
+    );
+}

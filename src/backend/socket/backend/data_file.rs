@@ -45,7 +45,8 @@ impl SocketBackend {
     }
 
     /// Replace the `DataFile` values of `rows` (row number, its data) in `tab` by their content.
-    /// Costs nothing when there are none; otherwise one batch of calls.
+    /// Costs nothing when there are none; otherwise one batch of calls. [`BackendError::Conflict`]
+    /// when a row changed since it was read.
     pub(super) async fn fill_data_files(
         &self,
         tab: &str,
@@ -66,7 +67,31 @@ impl SocketBackend {
         if calls.is_empty() {
             return Ok(());
         }
-        let replies = self.call_many(calls).await?;
+        // The formats are asked by row, after the rows were read: each row is read again after
+        // its formats, in the same batch (no call of the gateway's runs inside a batch), and must
+        // still name the same files. Else a write made between (reads go beside writes) moved
+        // the rows, and the content fetched is another item's: the caller reads again.
+        let mut again: Vec<usize> = at.iter().map(|(i, _)| *i).collect();
+        again.dedup();
+        let formats_asked = calls.len();
+        calls.extend(
+            again
+                .iter()
+                .map(|i| slots::browser_item_data(tab, row_arg(rows[*i].0))),
+        );
+        let mut replies = self.call_many(calls).await?;
+        let now = replies.split_off(formats_asked.min(replies.len()));
+        for (i, reply) in again.iter().zip(now) {
+            let files = |map: &Map| -> Vec<(String, Value)> {
+                map.iter()
+                    .filter(|(_, v)| matches!(v, Value::DataFile(_)))
+                    .cloned()
+                    .collect()
+            };
+            if files(&rows[*i].1) != reply.as_map().map(files).unwrap_or_default() {
+                return Err(BackendError::Conflict);
+            }
+        }
         for ((i, k), reply) in at.into_iter().zip(replies) {
             let content = match reply {
                 v @ (Value::Bytes(_) | Value::String(_)) => v,

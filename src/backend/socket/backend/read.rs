@@ -13,10 +13,29 @@ use crate::backend::{
 /// that only rows that exist are asked: a long window of short tabs would be mostly misses).
 const WINDOW_CALLS: usize = 512;
 
+/// Tries of a read whose rows a write moved while it was read ([`SocketBackend::read`]).
+const READS_AGAIN: usize = 4;
+/// Tries of [`SocketBackend::rows_between_lengths`] before it takes what it read.
+const REREADS: usize = 4;
+/// Rows asked past a tab's last known length when it is read again (items added meanwhile).
+const REREAD_SLACK: usize = 8;
+
 impl SocketBackend {
     /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
     /// another (whole tabs through selections, which return every row in one reply).
+    /// Made again when a write moved the rows of a tab between two of its round trips (reads go
+    /// beside writes): see [`Self::fill_data_files`].
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+        let mut tries = 1;
+        loop {
+            match self.read_once(req).await {
+                Err(BackendError::Conflict) if tries < READS_AGAIN => tries += 1,
+                other => return other,
+            }
+        }
+    }
+
+    async fn read_once(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
         self.settle_owed().await?;
         let all_tabs = self.tabs().await?;
         let names: Vec<String> = match &req.tabs {
@@ -99,6 +118,16 @@ impl SocketBackend {
 
     /// Rows of tabs, whole: the tab list, then every length and row in one batch.
     pub async fn read_rows(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
+        let mut tries = 1;
+        loop {
+            match self.read_rows_once(wanted).await {
+                Err(BackendError::Conflict) if tries < READS_AGAIN => tries += 1,
+                other => return other,
+            }
+        }
+    }
+
+    async fn read_rows_once(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
         self.settle_owed().await?;
         let all_tabs = self.tabs().await?;
         let wanted: Vec<&TabRows> = wanted
@@ -245,11 +274,10 @@ impl SocketBackend {
         Ok(tabs)
     }
 
-    /// Whole tabs. A selection holds CopyQ's in-memory tab: if another client makes CopyQ unload
-    /// that tab meanwhile (every write does, to save at once), the selection's data comes back
-    /// empty. Such a tab is read again row by row, which cannot be emptied that way, to its length
-    /// now: the one read before may be stale (an item added meanwhile would push the oldest row out
-    /// of a read to the old length).
+    /// Whole tabs. A selection holds CopyQ's in-memory tab: if a write makes CopyQ unload that
+    /// tab meanwhile (every write does, to save at once, and reads go beside writes), the
+    /// selection's data comes back empty. Such a tab is read again row by row, which cannot be
+    /// emptied that way ([`Self::rows_between_lengths`]).
     async fn whole_checked(
         &self,
         names: &[String],
@@ -265,14 +293,58 @@ impl SocketBackend {
                     expected = totals[i],
                     "selection disagreed with the tab's length; reading rows"
                 );
-                totals[i] = self.length(&names[i]).await?;
-                let rows = self
-                    .windows(&names[i..=i], &totals[i..=i], (0, totals[i]), preview)
+                (totals[i], tabs[i]) = self
+                    .rows_between_lengths(&names[i], totals[i].max(tabs[i].len()), preview)
                     .await?;
-                tabs[i] = rows.into_iter().next().unwrap_or_default();
             }
         }
         Ok(tabs)
+    }
+
+    /// Every row of `name`, read in one batch between two asks of its length, the total with
+    /// them. No call of the gateway's runs inside a batch (one connection, a batch sent whole),
+    /// so when both lengths agree the rows are the tab as it was: an insert made between the
+    /// length and the rows, in two batches, pushed the oldest row out of the read (a search then
+    /// missed an item nobody touched). `guess`: the rows it likely has; a few more are asked (rows
+    /// past the end come back empty), and when the tab changed meanwhile, its new length. After
+    /// [`REREADS`] tries (the owner changing it as fast), the last read, to the length it gave.
+    async fn rows_between_lengths(
+        &self,
+        name: &str,
+        guess: usize,
+        preview: Option<usize>,
+    ) -> Result<(usize, Vec<Item>), BackendError> {
+        let length = |reply: Option<Value>| -> Result<usize, BackendError> {
+            let n = slots::expect_int(
+                &slots::browser_length(name),
+                reply.unwrap_or(Value::Invalid),
+            )
+            .map_err(failed)?;
+            Ok(usize::try_from(n).unwrap_or(0))
+        };
+        let mut ask = guess.saturating_add(REREAD_SLACK);
+        for attempt in 1..=REREADS {
+            let mut calls = vec![slots::browser_length(name)];
+            calls.extend((0..ask).map(|r| slots::browser_item_data(name, row_arg(r))));
+            calls.push(slots::browser_length(name));
+            let mut replies = self.call_many(calls).await?;
+            let after = length(replies.pop())?;
+            let mut replies = replies.into_iter();
+            let before = length(replies.next())?;
+            if (before == after && before <= ask) || attempt == REREADS {
+                let maps = (0..before.min(ask))
+                    .map(|r| (r, into_map(replies.next())))
+                    .collect();
+                return Ok((before, self.items_of(name, maps, preview).await?));
+            }
+            tracing::debug!(
+                before,
+                after,
+                "the tab changed while read; reading it again"
+            );
+            ask = before.max(after).saturating_add(REREAD_SLACK);
+        }
+        Ok((0, Vec::new()))
     }
 
     /// Every row of `names`, through the selections `ids` (one per tab, made by the caller).
