@@ -139,13 +139,9 @@ plant removal-flush-socket $least $socket_write 's/match self\.flush_tab_list\(\
 plant removal-flush-cli $least $js 's/    \}\);\n    flushTabList\(\);\n    return \{ items_removed/    });\n    return { items_removed/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
 
-# Reads go beside writes over the socket (stop 51). A whole tab read again row by row asks its
-# length in one round trip and its rows in the next, as it did: an add between pushes the oldest
-# item out of a search. And a format kept in a file fetched by row number without the row read
-# again: a write between hands out the next item's content (CopyQ 8.0+ only: the 17.0 chroot).
-read=src/backend/socket/backend/read.rs
-plant reread-two-batches 1 $read 's/            let mut replies = self\.call_many\(calls\)\.await\?;\n            let after = length\(replies\.pop\(\)\)\?;/            let first = self.length(name).await?;\n            calls.truncate(first + 1);\n            let mut replies = self.call_many(calls).await?;\n            let after = first;/; s/            let before = length\(replies\.next\(\)\)\?;/            let before = { replies.next(); after };/' \
-    -- "${sock[@]}" "${t[@]}" --test load
+# Lists and items go beside writes over the socket (stop 51): a format kept in a file fetched by
+# row number without the row read again hands out the next item's content when a write moved the
+# rows in between (CopyQ 8.0+ only: the 17.0 chroot).
 plant data-file-recheck 1 src/backend/socket/backend/data_file.rs 's/            if files\(&rows\[\*i\]\.1\) != /            if false \&\& files(\&rows[*i].1) != /' \
     -- "${sock[@]}" env "COPYQ_MCP_TEST_CHROOT=${COPYQ_MCP_CHROOTS:-/var/cache/copyq-mcp-chroots}/sid" "${t[@]}" --test copyq images
 

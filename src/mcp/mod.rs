@@ -32,12 +32,12 @@ use crate::clipboard::Roots;
 pub struct ToolState {
     pub backend: Backend,
     pub roots: Roots,
-    /// The write lock: a write takes it alone, so writes never interleave with each other. Reads
-    /// through the CLI share it (a CLI read's whole-tab selection, emptied by a write's unload
-    /// mid-read, would silently miss items).
+    /// The write lock: a write takes it alone, so writes never interleave with each other.
+    /// Searches, and every read through the CLI, share it (a whole-tab selection, emptied by a
+    /// write's unload mid-read, misses items: read again over the socket, unseen by the CLI).
     pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// The tab-list lock: a write that removes or creates a tab takes it alone (after the write
-    /// lock); reads over the socket share it, and go beside the other writes.
+    /// lock); trees, lists and items over the socket share it, and go beside the other writes.
     pub tab_list: std::sync::Arc<tokio::sync::RwLock<()>>,
     /// Adds waiting to be made as one group ([`write`]'s group commit).
     pub(crate) adds: write::Queue,
@@ -122,17 +122,19 @@ fn random_key() -> [u8; 32] {
 pub(crate) type ReadGuard = tokio::sync::OwnedRwLockReadGuard<()>;
 
 impl ToolState {
-    /// The lock an `mcp_read` holds. Over the socket, the tab-list lock only: its reads go beside
-    /// adds, updates, deletes and moves (CopyQ idled between a write's round trips while every
-    /// read waited, bench/results.md "Issue 22 item 5, stop 51"). Such a read may see a write
-    /// half made, as it may see the owner's; what it cannot do is name a tab a write removes
-    /// between its tab list and its next call, which would make CopyQ create the tab again: tab
-    /// removals and creations take the tab-list lock alone. A whole-tab selection that a write's
-    /// unload empties mid-read is read again row by row (the socket backend's `whole_checked`).
-    /// Through the CLI, or the memory backend, reads wait for writes as before.
-    pub(crate) async fn read_lock(&self) -> ReadGuard {
+    /// The lock an `mcp_read` holds. Over the socket, a tree, list or item holds the tab-list
+    /// lock only: it goes beside adds, updates, deletes and moves (CopyQ idled between a write's
+    /// round trips while every read waited, bench/results.md "Issue 22 item 5, stop 51"). Such a
+    /// read may see a write half made, as it may see the owner's; what it cannot do is name a tab
+    /// a write removes between its tab list and its next call, which would make CopyQ create the
+    /// tab again: tab removals and creations take the tab-list lock alone. A `whole` read (a
+    /// search: every row of every tab, through selections) waits for writes as before: a write's
+    /// unload empties a selection mid-read, and reading such tabs again row by row cost CopyQ more
+    /// than the reads beside writes saved (the same section). Through the CLI, or the memory
+    /// backend, every read waits for writes.
+    pub(crate) async fn read_lock(&self, whole: bool) -> ReadGuard {
         match self.backend.name() {
-            "socket" => self.tab_list.clone().read_owned().await,
+            "socket" if !whole => self.tab_list.clone().read_owned().await,
             _ => self.writes.clone().read_owned().await,
         }
     }

@@ -1,7 +1,7 @@
 //! Which writes an `mcp_read` waits for ([`crate::mcp::ToolState::read_lock`]): over the socket,
-//! only those that remove or create a tab; otherwise every write. Driven through the socket
-//! backend against the stand-in server (the real CopyQ runs in tests/load.rs, whose searches and
-//! checks now go beside the writes).
+//! a tree, list or item waits only for those that remove or create a tab; a search, and every read
+//! through another backend, waits for every write. Driven through the socket backend against the
+//! stand-in server (the real CopyQ runs in tests/load.rs and tests/copyq/content/images.rs).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,4 +100,26 @@ async fn a_memory_read_waits_for_a_write() {
     drop(write);
     let got = list_within(&tools, Duration::from_secs(10)).await;
     assert!(got.is_some_and(|g| g.contains("\"one\"")));
+}
+
+/// A search reads whole tabs through selections, which a write's unload empties mid-read: it
+/// waits for writes over the socket too.
+#[tokio::test]
+async fn a_socket_search_waits_for_a_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = socket_tools(&dir).await;
+    let write = tools.writes.clone().write_owned().await;
+    let args = json!({"mode": "search", "query": "one"});
+    let map = args.as_object().cloned().unwrap_or_default();
+    let search = super::call(&tools, &Coverage::All, &map);
+    tokio::pin!(search);
+    let waited = tokio::time::timeout(Duration::from_millis(300), &mut search).await;
+    assert!(waited.is_err(), "the search did not wait for the write");
+    drop(write);
+    let got = tokio::time::timeout(Duration::from_secs(10), search)
+        .await
+        .expect("answered once the write is done")
+        .map(|r| r.text)
+        .unwrap_or_else(|e| e.line());
+    assert!(got.contains("results:1"), "{got}");
 }

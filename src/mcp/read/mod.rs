@@ -97,7 +97,8 @@ pub async fn call(
     args: &Map<String, Value>,
 ) -> Result<Reply, ToolError> {
     let query = ReadQuery::parse(args)?;
-    let _shared = tools.read_lock().await;
+    let whole = matches!(query, ReadQuery::Search { .. });
+    let _shared = tools.read_lock(whole).await;
     if let ReadQuery::Item {
         tab,
         scope,

@@ -275,8 +275,8 @@ impl SocketBackend {
     }
 
     /// Whole tabs. A selection holds CopyQ's in-memory tab: if a write makes CopyQ unload that
-    /// tab meanwhile (every write does, to save at once, and reads go beside writes), the
-    /// selection's data comes back empty. Such a tab is read again row by row, which cannot be
+    /// tab meanwhile (every write does, to save at once: the gateway's wait, the owner's may
+    /// not), the selection's data comes back empty. Such a tab is read again row by row, which cannot be
     /// emptied that way ([`Self::rows_between_lengths`]).
     async fn whole_checked(
         &self,
@@ -304,8 +304,8 @@ impl SocketBackend {
     /// Every row of `name`, read in one batch between two asks of its length, the total with
     /// them. No call of the gateway's runs inside a batch (one connection, a batch sent whole),
     /// so when both lengths agree the rows are the tab as it was: an insert made between the
-    /// length and the rows, in two batches, pushed the oldest row out of the read (a search then
-    /// missed an item nobody touched). `guess`: the rows it likely has; a few more are asked (rows
+    /// length and the rows, in two batches, pushed the oldest row out of the read (with searches
+    /// beside writes, tests/load.rs saw 125 of 597 searches miss an item nobody touched). `guess`: the rows it likely has; a few more are asked (rows
     /// past the end come back empty), and when the tab changed meanwhile, its new length. After
     /// [`REREADS`] tries (the owner changing it as fast), the last read, to the length it gave.
     async fn rows_between_lengths(
