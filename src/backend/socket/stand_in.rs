@@ -481,7 +481,7 @@ async fn connection(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::Duration;
 
     use super::super::probe::Layout;
@@ -503,7 +503,7 @@ mod tests {
 
     /// The stand-in serving in `dir` (its state file `state.json` there), and the socket
     /// backend connected to it with the layout it found, and the server's model.
-    async fn started(
+    pub(crate) async fn started(
         dir: &tempfile::TempDir,
     ) -> (
         SocketBackend,

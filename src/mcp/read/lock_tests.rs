@@ -3,13 +3,12 @@
 //! through another backend, waits for every write. Driven through the socket backend against the
 //! stand-in server (the real CopyQ runs in tests/load.rs and tests/copyq/content/images.rs).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::backend::socket::stand_in::{Model, serve_model};
-use crate::backend::{Backend, Item, MemoryBackend, SocketBackend, SocketConfig};
+use crate::backend::socket::stand_in::tests::started;
+use crate::backend::{Backend, Item, MemoryBackend};
 use crate::clipboard::{Coverage, Roots};
 use crate::mcp::ToolState;
 
@@ -27,40 +26,21 @@ async fn list_within(tools: &ToolState, wait: Duration) -> Option<String> {
 
 /// The socket backend on a stand-in server in `dir`, holding one item in `mcp/a`.
 async fn socket_tools(dir: &tempfile::TempDir) -> ToolState {
-    #[cfg(unix)]
-    let path = dir.path().join("s");
-    #[cfg(windows)]
-    let path = std::path::PathBuf::from(format!(
-        r"\\.\pipe\copyq-mcp-lock-{}",
-        dir.path().file_name().unwrap_or_default().to_string_lossy()
-    ));
-    tokio::spawn({
-        let path = path.clone();
-        async move {
-            serve_model(
-                &path,
-                None,
-                Arc::new(std::sync::Mutex::new(Model::default())),
-            )
-            .await
-        }
-    });
-    let backend = SocketBackend::new(SocketConfig {
-        path,
-        timeout: Duration::from_secs(5),
-    });
-    // The listener is bound by the spawned task: wait for it.
-    for _ in 0..100 {
-        if backend.probe().await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (backend, _server, layout, _model) = started(dir).await;
+    layout.expect("the stand-in answers");
     backend
         .insert("mcp/a", &Item::new("one", &[], ""), 200)
         .await
         .expect("seed");
     ToolState::new(Backend::Socket(backend), Roots::default())
+}
+
+/// A list through `tools` waits while `held` is held, and is answered once it is dropped.
+async fn waits_for(tools: &ToolState, held: tokio::sync::OwnedRwLockWriteGuard<()>) {
+    assert_eq!(list_within(tools, Duration::from_millis(300)).await, None);
+    drop(held);
+    let got = list_within(tools, Duration::from_secs(10)).await;
+    assert!(got.is_some_and(|g| g.contains("\"one\"")));
 }
 
 /// Over the socket a read goes beside a write in progress (the write lock held): CopyQ is not
@@ -83,10 +63,7 @@ async fn a_socket_read_waits_for_a_tab_removal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tools = socket_tools(&dir).await;
     let removal = tools.tab_list.clone().write_owned().await;
-    assert_eq!(list_within(&tools, Duration::from_millis(300)).await, None);
-    drop(removal);
-    let got = list_within(&tools, Duration::from_secs(10)).await;
-    assert!(got.is_some_and(|g| g.contains("\"one\"")));
+    waits_for(&tools, removal).await;
 }
 
 /// Other backends' reads wait for every write, as before (a CLI read's whole-tab selection, emptied
@@ -96,10 +73,7 @@ async fn a_memory_read_waits_for_a_write() {
     let mem = MemoryBackend::with_tabs(vec![("mcp/a".into(), vec![Item::new("one", &[], "")])]);
     let tools = ToolState::new(Backend::Memory(mem), Roots::default());
     let write = tools.writes.clone().write_owned().await;
-    assert_eq!(list_within(&tools, Duration::from_millis(300)).await, None);
-    drop(write);
-    let got = list_within(&tools, Duration::from_secs(10)).await;
-    assert!(got.is_some_and(|g| g.contains("\"one\"")));
+    waits_for(&tools, write).await;
 }
 
 /// A search reads whole tabs through selections, which a write's unload empties mid-read: it

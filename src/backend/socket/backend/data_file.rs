@@ -81,13 +81,13 @@ impl SocketBackend {
         );
         let mut replies = self.call_many(calls).await?;
         let now = replies.split_off(formats_asked.min(replies.len()));
+        let files = |map: &Map| -> Vec<(String, Value)> {
+            map.iter()
+                .filter(|(_, v)| matches!(v, Value::DataFile(_)))
+                .cloned()
+                .collect()
+        };
         for (i, reply) in again.iter().zip(now) {
-            let files = |map: &Map| -> Vec<(String, Value)> {
-                map.iter()
-                    .filter(|(_, v)| matches!(v, Value::DataFile(_)))
-                    .cloned()
-                    .collect()
-            };
             if files(&rows[*i].1) != reply.as_map().map(files).unwrap_or_default() {
                 return Err(BackendError::Conflict);
             }

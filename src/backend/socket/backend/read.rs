@@ -20,19 +20,29 @@ const REREADS: usize = 4;
 /// Rows asked past a tab's last known length when it is read again (items added meanwhile).
 const REREAD_SLACK: usize = 8;
 
+/// `read` made again (up to [`READS_AGAIN`] times in all) while it fails with
+/// [`BackendError::Conflict`]: a write moved the rows of a tab between two of its round trips.
+async fn again_on_conflict<T, F, Fut>(read: F) -> Result<T, BackendError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BackendError>>,
+{
+    let mut tries = 1;
+    loop {
+        match read().await {
+            Err(BackendError::Conflict) if tries < READS_AGAIN => tries += 1,
+            other => return other,
+        }
+    }
+}
+
 impl SocketBackend {
     /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
     /// another (whole tabs through selections, which return every row in one reply).
     /// Made again when a write moved the rows of a tab between two of its round trips (reads go
     /// beside writes): see [`Self::fill_data_files`].
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
-        let mut tries = 1;
-        loop {
-            match self.read_once(req).await {
-                Err(BackendError::Conflict) if tries < READS_AGAIN => tries += 1,
-                other => return other,
-            }
-        }
+        again_on_conflict(|| self.read_once(req)).await
     }
 
     async fn read_once(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
@@ -118,13 +128,7 @@ impl SocketBackend {
 
     /// Rows of tabs, whole: the tab list, then every length and row in one batch.
     pub async fn read_rows(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
-        let mut tries = 1;
-        loop {
-            match self.read_rows_once(wanted).await {
-                Err(BackendError::Conflict) if tries < READS_AGAIN => tries += 1,
-                other => return other,
-            }
-        }
+        again_on_conflict(|| self.read_rows_once(wanted)).await
     }
 
     async fn read_rows_once(&self, wanted: &[TabRows]) -> Result<Vec<RowsPage>, BackendError> {
@@ -276,8 +280,8 @@ impl SocketBackend {
 
     /// Whole tabs. A selection holds CopyQ's in-memory tab: if a write makes CopyQ unload that
     /// tab meanwhile (every write does, to save at once: the gateway's wait, the owner's may
-    /// not), the selection's data comes back empty. Such a tab is read again row by row, which cannot be
-    /// emptied that way ([`Self::rows_between_lengths`]).
+    /// not), the selection's data comes back empty. Such a tab is read again row by row, which
+    /// cannot be emptied that way ([`Self::rows_between_lengths`]).
     async fn whole_checked(
         &self,
         names: &[String],
@@ -305,9 +309,10 @@ impl SocketBackend {
     /// them. No call of the gateway's runs inside a batch (one connection, a batch sent whole),
     /// so when both lengths agree the rows are the tab as it was: an insert made between the
     /// length and the rows, in two batches, pushed the oldest row out of the read (with searches
-    /// beside writes, tests/load.rs saw 125 of 597 searches miss an item nobody touched). `guess`: the rows it likely has; a few more are asked (rows
-    /// past the end come back empty), and when the tab changed meanwhile, its new length. After
-    /// [`REREADS`] tries (the owner changing it as fast), the last read, to the length it gave.
+    /// beside writes, tests/load.rs saw 125 of 597 searches miss an item nobody touched).
+    /// `guess`: the rows it likely has; a few more are asked (rows past the end come back empty),
+    /// and when the tab changed meanwhile, its new length. After [`REREADS`] tries (the owner
+    /// changing it as fast), the last read, to the length it gave.
     async fn rows_between_lengths(
         &self,
         name: &str,
@@ -322,8 +327,8 @@ impl SocketBackend {
             .map_err(failed)?;
             Ok(usize::try_from(n).unwrap_or(0))
         };
-        let mut ask = guess.saturating_add(REREAD_SLACK);
-        for attempt in 1..=REREADS {
+        let (mut ask, mut attempt) = (guess.saturating_add(REREAD_SLACK), 1);
+        loop {
             let mut calls = vec![slots::browser_length(name)];
             calls.extend((0..ask).map(|r| slots::browser_item_data(name, row_arg(r))));
             calls.push(slots::browser_length(name));
@@ -343,8 +348,8 @@ impl SocketBackend {
                 "the tab changed while read; reading it again"
             );
             ask = before.max(after).saturating_add(REREAD_SLACK);
+            attempt += 1;
         }
-        Ok((0, Vec::new()))
     }
 
     /// Every row of `names`, through the selections `ids` (one per tab, made by the caller).
