@@ -145,4 +145,11 @@ plant removal-flush-cli $least $js 's/    \}\);\n    flushTabList\(\);\n    retu
 plant data-file-recheck 1 src/backend/socket/backend/data_file.rs 's/            if files\(&rows\[\*i\]\.1\) != /            if false \&\& files(\&rows[*i].1) != /' \
     -- "${sock[@]}" env "COPYQ_MCP_TEST_CHROOT=${COPYQ_MCP_CHROOTS:-/var/cache/copyq-mcp-chroots}/sid" "${t[@]}" --test copyq images
 
+# Searches waiting together share one read: one that arrived while a read was in progress must not
+# be handed that read (it may predate its call), and a search lets writes in once it has read.
+plant together-begun-read 1 src/mcp/read/together.rs 's/                    \.retain\(\|\(_, r\)\| !Arc::ptr_eq\(r, &joined\)\);/                    .retain(|_| true);/' \
+    -- "${host[@]}" "${t[@]}" --lib together
+plant search-keeps-write-lock 1 src/mcp/read/tabs.rs 's/    drop\(shared\);\n(    let \(snapshot, turn\) = [^\n]*\n)/$1    drop(shared);\n/' \
+    -- "${host[@]}" "${t[@]}" --lib lock_tests
+
 exit $bad

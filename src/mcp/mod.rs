@@ -60,6 +60,8 @@ pub struct ToolState {
     pub(crate) whole_reads: std::sync::Arc<tokio::sync::Semaphore>,
     /// What the last searches' queries ask of an item before masking it.
     pub(crate) search_gates: read::GatesKept,
+    /// Searches' whole-scope reads, one for all those waiting together.
+    pub(crate) together: read::Together,
 }
 
 /// How many searches read and match their whole scope at once; the others wait their turn. CopyQ
@@ -130,7 +132,9 @@ impl ToolState {
     /// tab again: tab removals and creations take the tab-list lock alone. A `whole` read (a
     /// search: every row of every tab, through selections) waits for writes as before: a write's
     /// unload empties a selection mid-read, and reading such tabs again row by row cost CopyQ more
-    /// than the reads beside writes saved (the same section). Through the CLI, or the memory
+    /// than the reads beside writes saved (the same section). It holds the lock for its read of
+    /// CopyQ alone: its masking and matching go beside the writes after it (`read::tabs`'s
+    /// `scan_whole`). Through the CLI, or the memory
     /// backend, every read waits for writes.
     pub(crate) async fn read_lock(&self, whole: bool) -> ReadGuard {
         match self.backend.name() {
@@ -155,6 +159,7 @@ impl ToolState {
             watches: Default::default(),
             whole_reads: std::sync::Arc::new(tokio::sync::Semaphore::new(WHOLE_READS)),
             search_gates: Default::default(),
+            together: Default::default(),
         }
     }
 

@@ -97,3 +97,32 @@ async fn a_socket_search_waits_for_a_write() {
         .unwrap_or_else(|e| e.line());
     assert!(got.contains("results:1"), "{got}");
 }
+
+/// A search holds the write lock for its read of CopyQ alone: read, and waiting for its turn to
+/// mask and match (every turn taken), it lets a write in.
+#[tokio::test]
+async fn a_search_lets_writes_in_once_it_has_read() {
+    let mem = MemoryBackend::with_tabs(vec![("mcp/a".into(), vec![Item::new("one", &[], "")])]);
+    let tools = ToolState::new(Backend::Memory(mem), Roots::default());
+    let turns = u32::try_from(crate::mcp::WHOLE_READS).expect("a few turns");
+    let taken = tools
+        .whole_reads
+        .clone()
+        .try_acquire_many_owned(turns)
+        .expect("every turn free");
+    let args = json!({"mode": "search", "query": "one"});
+    let map = args.as_object().cloned().unwrap_or_default();
+    let search = super::call(&tools, &Coverage::All, &map);
+    tokio::pin!(search);
+    let waited = tokio::time::timeout(Duration::from_millis(300), &mut search).await;
+    assert!(waited.is_err(), "the search went on without a turn");
+    let write = tools.writes.clone().try_write_owned();
+    assert!(write.is_ok(), "the search held the write lock past its read");
+    drop((write, taken));
+    let got = tokio::time::timeout(Duration::from_secs(10), search)
+        .await
+        .expect("answered once it has a turn")
+        .map(|r| r.text)
+        .unwrap_or_else(|e| e.line());
+    assert!(got.contains("results:1"), "{got}");
+}

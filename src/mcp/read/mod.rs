@@ -25,6 +25,8 @@ pub(crate) use search::GatesKept;
 mod tabs;
 #[cfg(test)]
 mod tests;
+mod together;
+pub(crate) use together::Together;
 
 #[cfg(test)]
 pub(crate) use query::KNOWN;
@@ -97,8 +99,11 @@ pub async fn call(
     args: &Map<String, Value>,
 ) -> Result<Reply, ToolError> {
     let query = ReadQuery::parse(args)?;
-    let whole = matches!(query, ReadQuery::Search { .. });
-    let _shared = tools.read_lock(whole).await;
+    // A search waits for writes for its read alone (`tabs::scan_whole`).
+    let _shared = match query {
+        ReadQuery::Search { .. } => None,
+        _ => Some(tools.read_lock(false).await),
+    };
     if let ReadQuery::Item {
         tab,
         scope,

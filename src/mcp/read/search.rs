@@ -10,7 +10,7 @@ use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 use super::query::SearchIn;
 use super::redact::{Masked, Wanted, remember_left};
-use super::tabs::scan_where;
+use super::tabs::scan_whole;
 use crate::backend::Item;
 use crate::clipboard::{Coverage, Scope};
 use crate::mcp::ToolState;
@@ -42,9 +42,6 @@ pub(super) async fn search(
     (skip, max_items): (usize, usize),
     show: Show,
 ) -> Result<String, ToolError> {
-    // Held until the scope's items are freed: the next search reads only then. The semaphore is
-    // never closed; were it, the search would go on without a turn.
-    let turn = Arc::clone(&tools.whole_reads).acquire_owned().await.ok();
     let gates = tools
         .search_gates
         .get_or(query, || mask_gates(query, pattern, &tools.privacy));
@@ -60,7 +57,9 @@ pub(super) async fn search(
         shows: &shows,
         after_cache: fill,
     });
-    let pages = scan_where(tools, tabs, scope, (None, None), wanted).await?;
+    // The turn is held until the scope's items are freed: the next search masks and matches
+    // only then.
+    let (pages, turn) = scan_whole(tools, tabs, scope, wanted).await?;
     let reply = reply(
         &pages,
         (query, pattern),

@@ -4,7 +4,9 @@
 use std::cmp::Ordering;
 
 use super::redact::{Masked, Wanted, mask_pages_where, name_masked};
-use crate::backend::{ReadRequest, TabSelector};
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::backend::{ReadRequest, TabPage, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::ToolState;
 use crate::mcp::error::ToolError;
@@ -100,9 +102,21 @@ async fn read_masked(
     wanted: Option<Wanted<'_>>,
 ) -> Result<(Vec<Masked>, Vec<String>), ToolError> {
     let snapshot = tools.backend.read(request).await?;
-    let mut out = mask_pages_where(tools, snapshot.pages, request.preview, versions, wanted);
-    super::again::settle(tools, &mut out, request, versions).await?;
+    let out = masked(tools, snapshot.pages, request, versions, wanted).await?;
     Ok((out, snapshot.all_tabs))
+}
+
+/// `pages`, read with `request`, masked, with the rows a mask made unsure read again whole.
+async fn masked(
+    tools: &ToolState,
+    pages: Vec<TabPage>,
+    request: &ReadRequest,
+    versions: bool,
+    wanted: Option<Wanted<'_>>,
+) -> Result<Vec<Masked>, ToolError> {
+    let mut out = mask_pages_where(tools, pages, request.preview, versions, wanted);
+    super::again::settle(tools, &mut out, request, versions).await?;
+    Ok(out)
 }
 
 /// Every tab of `scope` that `tabs` covers, in the reference's order: the others do not exist for
@@ -126,22 +140,59 @@ pub(super) async fn scan_where(
     (limit, preview): (Option<usize>, Option<usize>),
     wanted: Option<Wanted<'_>>,
 ) -> Result<Vec<Masked>, ToolError> {
+    let request = scan_request(tools, tabs, scope, (limit, preview)).await?;
+    let (pages, _) = read_masked(tools, &request, false, wanted).await?;
+    Ok(in_order(pages, tabs))
+}
+
+/// [`scan_where`] of every item of `scope`, read once for every search waiting together
+/// ([`super::together`]), and the turn ([`crate::mcp::WHOLE_READS`]) under which the pages are
+/// held: drop it once they are freed. The read waits for writes ([`ToolState::read_lock`]), and
+/// only the read: masking and matching go beside the writes that follow it.
+pub(super) async fn scan_whole(
+    tools: &ToolState,
+    tabs: &Coverage,
+    scope: Scope,
+    wanted: Option<Wanted<'_>>,
+) -> Result<(Vec<Masked>, Option<OwnedSemaphorePermit>), ToolError> {
+    let shared = tools.read_lock(true).await;
+    let request = scan_request(tools, tabs, scope, (None, None)).await?;
+    let snapshot = tools
+        .together
+        .read(&request, || tools.backend.read(&request))
+        .await?;
+    drop(shared);
+    let (snapshot, turn) = super::together::with_turn(snapshot, &tools.whole_reads).await;
+    let pages = masked(tools, snapshot.pages, &request, false, wanted).await?;
+    Ok((in_order(pages, tabs), turn))
+}
+
+/// The read of `scope`'s tabs `tabs` covers, with the window and cut asked.
+async fn scan_request(
+    tools: &ToolState,
+    tabs: &Coverage,
+    scope: Scope,
+    (limit, preview): (Option<usize>, Option<usize>),
+) -> Result<ReadRequest, ToolError> {
     let mode = tools.privacy.mode;
     let masked = match scope {
         Scope::Mcp => mode.covers(false),
         Scope::External => mode.covers(true),
         Scope::All => mode.covers(false) || mode.covers(true),
     };
-    let request = ReadRequest {
+    Ok(ReadRequest {
         tabs: covered(tools, tabs, scope).await?,
         skip: 0,
         limit,
         preview: masked_cut(preview, masked),
-    };
-    let (mut pages, _) = read_masked(tools, &request, false, wanted).await?;
+    })
+}
+
+/// The pages `tabs` covers, in the reference's order.
+fn in_order(mut pages: Vec<Masked>, tabs: &Coverage) -> Vec<Masked> {
     pages.retain(|p| tabs.covers(&p.page.name));
     pages.sort_by(by_tab_order);
-    Ok(pages)
+    pages
 }
 
 /// Every tab `tabs` covers whose name the caller may be shown, in the reference's order, from
