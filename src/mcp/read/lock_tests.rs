@@ -24,6 +24,16 @@ async fn list_within(tools: &ToolState, wait: Duration) -> Option<String> {
     }
 }
 
+/// A search for `one` through `tools`: its reply's text, or its error line.
+async fn search_one(tools: &ToolState) -> String {
+    let args = json!({"mode": "search", "query": "one"});
+    let map = args.as_object().cloned().unwrap_or_default();
+    super::call(tools, &Coverage::All, &map)
+        .await
+        .map(|r| r.text)
+        .unwrap_or_else(|e| e.line())
+}
+
 /// The socket backend on a stand-in server in `dir`, holding one item in `mcp/a`.
 async fn socket_tools(dir: &tempfile::TempDir) -> ToolState {
     let (backend, _server, layout, _model) = started(dir).await;
@@ -83,18 +93,13 @@ async fn a_socket_search_waits_for_a_write() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tools = socket_tools(&dir).await;
     let write = tools.writes.clone().write_owned().await;
-    let args = json!({"mode": "search", "query": "one"});
-    let map = args.as_object().cloned().unwrap_or_default();
-    let search = super::call(&tools, &Coverage::All, &map);
+    let search = search_one(&tools);
     tokio::pin!(search);
     let waited = tokio::time::timeout(Duration::from_millis(300), &mut search).await;
     assert!(waited.is_err(), "the search did not wait for the write");
     drop(write);
-    let got = tokio::time::timeout(Duration::from_secs(10), search)
-        .await
-        .expect("answered once the write is done")
-        .map(|r| r.text)
-        .unwrap_or_else(|e| e.line());
+    let got = tokio::time::timeout(Duration::from_secs(10), search).await;
+    let got = got.expect("answered once the write is done");
     assert!(got.contains("results:1"), "{got}");
 }
 
@@ -110,19 +115,17 @@ async fn a_search_lets_writes_in_once_it_has_read() {
         .clone()
         .try_acquire_many_owned(turns)
         .expect("every turn free");
-    let args = json!({"mode": "search", "query": "one"});
-    let map = args.as_object().cloned().unwrap_or_default();
-    let search = super::call(&tools, &Coverage::All, &map);
+    let search = search_one(&tools);
     tokio::pin!(search);
     let waited = tokio::time::timeout(Duration::from_millis(300), &mut search).await;
     assert!(waited.is_err(), "the search went on without a turn");
     let write = tools.writes.clone().try_write_owned();
-    assert!(write.is_ok(), "the search held the write lock past its read");
+    assert!(
+        write.is_ok(),
+        "the search held the write lock past its read"
+    );
     drop((write, taken));
-    let got = tokio::time::timeout(Duration::from_secs(10), search)
-        .await
-        .expect("answered once it has a turn")
-        .map(|r| r.text)
-        .unwrap_or_else(|e| e.line());
+    let got = tokio::time::timeout(Duration::from_secs(10), search).await;
+    let got = got.expect("answered once it has a turn");
     assert!(got.contains("results:1"), "{got}");
 }

@@ -179,6 +179,16 @@ mod tests {
         })
     }
 
+    /// A search of `mcp/a` whose read (read 1) has begun and is held, with what it goes through.
+    async fn one_in_progress(
+        reads: Reads,
+    ) -> (Arc<Together>, Arc<Reads>, tokio::task::JoinHandle<String>) {
+        let (together, reads) = (Arc::new(Together::default()), Arc::new(reads));
+        let first = search(&together, &reads, "mcp/a");
+        reads.begun(1).await;
+        (together, reads, first)
+    }
+
     fn text(got: &Result<Arc<Snapshot>, BackendError>) -> String {
         match got {
             Ok(s) => s.pages[0].items[0].text.clone(),
@@ -191,10 +201,7 @@ mod tests {
     /// it (it may predate that search's call). A search of other tabs reads on its own.
     #[tokio::test]
     async fn searches_waiting_together_share_one_read_begun_after_them() {
-        let together = Arc::new(Together::default());
-        let reads = Arc::new(Reads::default());
-        let first = search(&together, &reads, "mcp/a");
-        reads.begun(1).await;
+        let (together, reads, first) = one_in_progress(Reads::default()).await;
         // Read 1 is in progress (held): ten more searches arrive, and one of another tab.
         let later: Vec<_> = (0..10)
             .map(|_| search(&together, &reads, "mcp/a"))
@@ -225,10 +232,7 @@ mod tests {
     /// that joined it, which still get it (one read, begun after them).
     #[tokio::test]
     async fn a_search_gone_leaves_its_read_to_the_others() {
-        let together = Arc::new(Together::default());
-        let reads = Arc::new(Reads::default());
-        let first = search(&together, &reads, "mcp/a");
-        reads.begun(1).await;
+        let (together, reads, first) = one_in_progress(Reads::default()).await;
         // Two join the next read; whichever drives it goes away before it begins.
         let (a, b) = (
             search(&together, &reads, "mcp/a"),
@@ -249,13 +253,11 @@ mod tests {
     /// A failed read fails every search that shared it, each with the error.
     #[tokio::test]
     async fn a_failed_read_is_every_joiners_error() {
-        let together = Arc::new(Together::default());
-        let reads = Arc::new(Reads {
+        let failing = Reads {
             failing: true,
             ..Reads::default()
-        });
-        let first = search(&together, &reads, "mcp/a");
-        reads.begun(1).await;
+        };
+        let (together, reads, first) = one_in_progress(failing).await;
         let joined: Vec<_> = (0..3).map(|_| search(&together, &reads, "mcp/a")).collect();
         tokio::time::sleep(Duration::from_millis(50)).await;
         reads.open.add_permits(1_000);
