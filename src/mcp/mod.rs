@@ -64,10 +64,11 @@ pub struct ToolState {
     pub(crate) together: read::Together,
 }
 
-/// How many searches read and match their whole scope at once; the others wait their turn. CopyQ
-/// answers one call at a time, so two keep it and the gateway both busy (one read served while the
-/// other is matched); each more in flight only held one more copy of 10,000 items in memory while
-/// it waited (the 64-client step of the memory bench, `bench/results.md`).
+/// How many searches hold their whole scope's items at once, to mask and match them; the others
+/// wait their turn. Their reads of CopyQ go one at a time, shared by the searches waiting together
+/// (`read::together`), so two turns keep CopyQ and the gateway both busy (one read served while
+/// another search matches); each more only held one more copy of 10,000 items in memory while it
+/// waited (the 64-client step of the memory bench, `bench/results.md`).
 pub const WHOLE_READS: usize = 2;
 
 /// A tool's reply: its text, and the images sent beside it (MIME type, bytes).
