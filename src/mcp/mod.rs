@@ -135,8 +135,7 @@ impl ToolState {
     /// unload empties a selection mid-read, and reading such tabs again row by row cost CopyQ more
     /// than the reads beside writes saved (the same section). It holds the lock for its read of
     /// CopyQ alone: its masking and matching go beside the writes after it (`read::tabs`'s
-    /// `scan_whole`). Through the CLI, or the memory
-    /// backend, every read waits for writes.
+    /// `scan_whole`). Through the CLI, or the memory backend, every read waits for writes.
     pub(crate) async fn read_lock(&self, whole: bool) -> ReadGuard {
         match self.backend.name() {
             "socket" if !whole => self.tab_list.clone().read_owned().await,

@@ -3,9 +3,9 @@
 
 use std::cmp::Ordering;
 
-use super::redact::{Masked, Wanted, mask_pages_where, name_masked};
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::redact::{Masked, Wanted, mask_pages_where, name_masked};
 use crate::backend::{ReadRequest, TabPage, TabSelector};
 use crate::clipboard::{Coverage, MCP_PREFIX, Scope, TabRef};
 use crate::mcp::ToolState;
@@ -128,26 +128,15 @@ pub(super) async fn scan(
     limit: Option<usize>,
     preview: Option<usize>,
 ) -> Result<Vec<Masked>, ToolError> {
-    scan_where(tools, tabs, scope, (limit, preview), None).await
-}
-
-/// [`scan`], where only the items `wanted` wants of the tabs the mode masks are shown (see
-/// [`mask_pages_where`]): the others are left as read and must never be shown.
-pub(super) async fn scan_where(
-    tools: &ToolState,
-    tabs: &Coverage,
-    scope: Scope,
-    (limit, preview): (Option<usize>, Option<usize>),
-    wanted: Option<Wanted<'_>>,
-) -> Result<Vec<Masked>, ToolError> {
     let request = scan_request(tools, tabs, scope, (limit, preview)).await?;
-    let (pages, _) = read_masked(tools, &request, false, wanted).await?;
+    let (pages, _) = read_masked(tools, &request, false, None).await?;
     Ok(in_order(pages, tabs))
 }
 
-/// [`scan_where`] of every item of `scope`, read once for every search waiting together
-/// ([`super::together`]), and the turn ([`crate::mcp::WHOLE_READS`]) under which the pages are
-/// held: drop it once they are freed. The read waits for writes ([`ToolState::read_lock`]), and
+/// Every item of `scope` ([`scan`]'s tabs), read once for every search waiting together
+/// ([`super::together`]); only the items `wanted` wants of the tabs the mode masks are shown (see
+/// [`mask_pages_where`]): the others are left as read and must never be shown. With the turn
+/// ([`crate::mcp::WHOLE_READS`]) under which the pages are held: drop it once they are freed. The read waits for writes ([`ToolState::read_lock`]), and
 /// only the read: masking and matching go beside the writes that follow it.
 pub(super) async fn scan_whole(
     tools: &ToolState,
