@@ -152,4 +152,10 @@ plant together-begun-read 1 src/mcp/read/together.rs 's/                    \.re
 plant search-keeps-write-lock 1 src/mcp/read/tabs.rs 's/    drop\(shared\);\n(    let \(snapshot, turn\) = [^\n]*\n)/$1    drop(shared);\n/' \
     -- "${host[@]}" "${t[@]}" --lib lock_tests
 
+# An add's plan asks CopyQ nothing once maxitems is known; the group that makes it refuses, with its
+# own tab list under the write lock, a tab name CopyQ would take a look-alike tab for.
+plant add-plan-reads-tab-list 1 src/mcp/write/plan.rs 's/(    Ok\(Add \{\n        tab: tab\.clone\(\),\n        item: item\.clone\(\),\n        limit: tools\.backend\.item_limit)/    tools.backend.read(&crate::backend::ReadRequest::tab_list()).await?;\n$1/' \
+    -- "${host[@]}" "${t[@]}" --lib group_tests
+plant group-writes-look-alike 1 src/backend/socket/backend/group.rs 's/Clashes::Refused => crate::backend::clash\(w\.tab, &all\),/Clashes::Refused => None,/' \
+    -- "${host[@]}" "${t[@]}" --lib group_tests
 exit $bad

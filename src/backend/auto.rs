@@ -108,6 +108,10 @@ impl AutoBackend {
         routed!(self, format(tab, row, mime))
     }
 
+    pub async fn item_limit(&self) -> Result<usize, BackendError> {
+        routed!(self, item_limit())
+    }
+
     pub async fn read_with_max_items(
         &self,
         request: &ReadRequest,

@@ -174,6 +174,17 @@ impl CliBackend {
             .map_err(|e| BackendError::Failed(format!("format bytes not base64: {e}")))
     }
 
+    /// `maxitems`: the backend's cache, else one `copyq` process asking it (and the tab list).
+    pub async fn item_limit(&self) -> Result<usize, BackendError> {
+        let ask = |ask: bool| async move {
+            match ask {
+                true => Ok(((), self.read_asking(&ReadRequest::tab_list(), true).await?.1)),
+                false => Ok(((), None)),
+            }
+        };
+        Ok(self.limit.through(ask).await?.1)
+    }
+
     /// A read, with `maxitems` asked in the same `copyq` process when the cache cannot answer.
     pub async fn read_with_max_items(
         &self,
@@ -227,9 +238,15 @@ impl CliBackend {
         &self,
         writes: &[super::Insert<'_>],
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+        // One CopyQ would make in a look-alike tab is refused by the tab list read first (as the
+        // socket backend's group does); the others are made one after another.
+        let all = self.read(&ReadRequest::tab_list()).await?.all_tabs;
         let mut results = Vec::with_capacity(writes.len());
         for (tab, item, limit) in writes {
-            results.push(self.insert(tab, item, *limit).await);
+            results.push(match super::clash(tab, &all) {
+                Some(e) => Err(e),
+                None => self.insert(tab, item, *limit).await,
+            });
         }
         Ok(results)
     }

@@ -52,6 +52,11 @@ pub enum BackendError {
     /// made**, in that other tab.
     #[error("the write to tab '{tab}' went to another tab CopyQ matched to that name")]
     Misdirected { tab: String },
+    /// An add to `tab` refused before anything was written: it does not exist, and CopyQ would
+    /// take `other`, an existing tab whose name differs only by `&`, for it. Found by the group
+    /// of adds with the tab list it asks under the write lock ([`super::Backend::insert_many`]).
+    #[error("tab '{tab}' does not exist, and CopyQ would take its existing tab '{other}' for it")]
+    Clash { tab: String, other: String },
     /// CopyQ's socket answers in a layout this gateway does not know (a future CopyQ): the
     /// `auto` backend serves through the CLI instead.
     #[error(

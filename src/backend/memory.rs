@@ -134,6 +134,10 @@ impl MemoryBackend {
         Ok(pages)
     }
 
+    pub fn item_limit(&self) -> Result<usize, BackendError> {
+        Ok(self.max_items)
+    }
+
     pub fn read_with_max_items(
         &self,
         req: &ReadRequest,
@@ -196,7 +200,8 @@ impl MemoryBackend {
         Ok(Persisted::Memory)
     }
 
-    /// Each of `writes` as [`Self::insert`], in order, its size noted.
+    /// Each of `writes` as [`Self::insert`], in order, its size noted; one CopyQ would make in a
+    /// look-alike tab refused (as the socket backend's group does).
     pub fn insert_many(
         &self,
         writes: &[super::Insert<'_>],
@@ -205,9 +210,13 @@ impl MemoryBackend {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(writes.len());
+        let all: Vec<String> = self.lock().iter().map(|(n, _)| n.clone()).collect();
         Ok(writes
             .iter()
-            .map(|(tab, item, limit)| self.insert(tab, item, *limit))
+            .map(|(tab, item, limit)| match super::clash(tab, &all) {
+                Some(e) => Err(e),
+                None => self.insert(tab, item, *limit),
+            })
             .collect())
     }
 

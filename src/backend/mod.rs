@@ -41,6 +41,15 @@ pub fn ready_now() -> Ready {
     Box::pin(std::future::ready(true))
 }
 
+/// The refusal of a write to `tab` that CopyQ would make in another existing tab of `all` (one
+/// whose name differs only by `&`, see [`names::clash`]); `None` when it lands where it is asked.
+pub(crate) fn clash(tab: &str, all: &[String]) -> Option<BackendError> {
+    names::clash(tab, all).map(|other| BackendError::Clash {
+        tab: tab.to_owned(),
+        other: other.to_owned(),
+    })
+}
+
 /// Wait for `ready`; an error if the group must not be made.
 pub(crate) async fn wait_ready(ready: Ready) -> Result<(), BackendError> {
     match ready.await {
@@ -74,6 +83,18 @@ pub struct ReadRequest {
     pub limit: Option<usize>,
     /// Cut text and notes to this many UTF-16 units (enough for a preview); `None` keeps them whole.
     pub preview: Option<usize>,
+}
+
+impl ReadRequest {
+    /// The tab list alone: no tab is read (so none is named to CopyQ, nor created).
+    pub fn tab_list() -> Self {
+        Self {
+            tabs: TabSelector::Names { names: Vec::new() },
+            skip: 0,
+            limit: Some(0),
+            preview: None,
+        }
+    }
 }
 
 /// Rows of one tab to read again whole, by row number: what a listing asks for when a preview it
@@ -215,6 +236,11 @@ impl Backend {
     /// the oldest), which a write that adds an item needs. The limit is cached while CopyQ's
     /// options file is unchanged (see [`options`]); when CopyQ must be asked, it is asked with the
     /// read (the CLI: in the same `copyq` process).
+    /// CopyQ's `maxitems`, asked of CopyQ only when not known (see `options::MaxItems`).
+    pub async fn item_limit(&self) -> Result<usize, BackendError> {
+        dispatch!(self, item_limit())
+    }
+
     pub async fn read_with_max_items(
         &self,
         request: &ReadRequest,

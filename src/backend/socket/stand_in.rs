@@ -105,6 +105,8 @@ pub struct Model {
     opens: Option<(String, usize)>,
     /// How many times an option's value was changed (CopyQ then saves every loaded tab).
     config_changes: usize,
+    /// How many times the tab list was asked.
+    tab_lists: usize,
 }
 
 fn arg_str(call: &Call, i: usize) -> Option<&str> {
@@ -163,6 +165,11 @@ impl Model {
         self.opens = Some((tab.to_owned(), unloads));
     }
 
+    /// How many times the tab list was asked.
+    pub fn tab_lists(&self) -> usize {
+        self.tab_lists
+    }
+
     /// How many times an option's value was changed.
     pub fn config_changes(&self) -> usize {
         self.config_changes
@@ -179,6 +186,7 @@ impl Model {
         let answer = self.reply(call);
         let sig = &*call.signature;
         let names_a_tab = sig.starts_with("browser") || sig == "createSelection(QString)";
+        self.tab_lists += usize::from(sig == "tabs()");
         if sig == "unloadTabs(QStringList)"
             && let Some(Value::StringList(names)) = call.args.first()
         {

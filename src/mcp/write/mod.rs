@@ -15,6 +15,8 @@ mod params;
 pub(crate) use params::KNOWN;
 #[cfg(test)]
 mod coverage_tests;
+#[cfg(test)]
+mod group_tests;
 mod edit;
 pub(crate) use edit::{EditMode, Field};
 pub(crate) use params::{MODES, WriteCall, intent_names};
@@ -31,9 +33,9 @@ use serde_json::{Map, Value};
 use super::ToolState;
 use super::error::ToolError;
 use crate::auth::Principal;
-use crate::backend::{BackendError, Insert, Item, Prepared, ReadRequest, Ready, TabSelector};
+use crate::backend::{BackendError, Insert, Item, Prepared, ReadRequest, Ready};
 use crate::clipboard::{Coverage, TabRef};
-use plan::{Add, Plan, plan, plan_add_unchecked, tab_full};
+use plan::{Add, Plan, clash, plan, plan_add_unchecked, tab_full};
 use record::{add_entry, audit_entry, kept};
 use render::{Done, ok, ok_add, preview_masked};
 
@@ -147,7 +149,7 @@ async fn grouped(
     item: &Item,
 ) -> Result<String, ToolError> {
     let planning = std::time::Instant::now();
-    let add = plan_add_unchecked(tools, &principal.tabs, tab, item).await?;
+    let add = plan_add_unchecked(tools, tab, item).await?;
     tracing::debug!(
         plan_ms = planning.elapsed().as_secs_f64() * 1e3,
         "add planned"
@@ -213,6 +215,9 @@ async fn lead(tools: Arc<ToolState>) {
             Ok(persisted) => {
                 tracing::info!(?persisted, "write acknowledged");
                 Ok(ok_add(&q.add))
+            }
+            Err(BackendError::Clash { other, .. }) => {
+                Err(clash(&q.add.tab, &other, &q.principal.tabs))
             }
             Err(e) => {
                 let e = refused(e, &q.add.tab, &q.add.tab, 0);
@@ -379,6 +384,9 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
         )),
         BackendError::TabFull { limit } => tab_full(target, limit),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
+        // A look-alike the caller may not cover: not named (the add tool's groups name it when
+        // the caller covers it, see `lead`).
+        BackendError::Clash { other, .. } => clash(tab, &other, &Coverage::Only(Default::default())),
         BackendError::Partial { made, cause } => {
             ToolError::partial(made, &tab.shown, &target.shown, &cause)
         }
@@ -393,13 +401,7 @@ async fn misdirected(tools: &ToolState, tabs: &Coverage, e: ToolError) -> ToolEr
         return e;
     };
     // The names only: no tab is read, so none the caller does not cover.
-    let all = ReadRequest {
-        tabs: TabSelector::Names { names: Vec::new() },
-        skip: 0,
-        limit: Some(0),
-        preview: None,
-    };
-    let landed = match tools.backend.read(&all).await {
+    let landed = match tools.backend.read(&ReadRequest::tab_list()).await {
         Ok(snap) => crate::backend::names::clash(&tab, &snap.all_tabs)
             .filter(|landed| tabs.covers(landed))
             .map(str::to_owned),

@@ -148,16 +148,24 @@ async fn item_at(
 fn no_clash(snap: &Snapshot, tab: &TabRef, tabs: &Coverage) -> Result<(), ToolError> {
     match crate::backend::names::clash(&tab.full, &snap.all_tabs) {
         None => Ok(()),
-        Some(other) if !tabs.covers(other) => Err(ToolError::PermissionDenied(format!(
+        Some(other) => Err(clash(tab, other, tabs)),
+    }
+}
+
+/// The refusal of a write to `tab`, which CopyQ would make in its existing tab `other`; named
+/// only if the caller covers it.
+pub fn clash(tab: &TabRef, other: &str, tabs: &Coverage) -> ToolError {
+    match tabs.covers(other) {
+        false => ToolError::PermissionDenied(format!(
             "Tab '{}' does not exist, and CopyQ would write to another existing tab instead \
              (CopyQ ignores '&' in tab names); nothing was changed. Use another name",
             tab.shown
-        ))),
-        Some(other) => Err(ToolError::PermissionDenied(format!(
+        )),
+        true => ToolError::PermissionDenied(format!(
             "Tab '{}' does not exist, and CopyQ would write to its existing tab '{other}' instead \
              (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or use another name",
             tab.shown
-        ))),
+        )),
     }
 }
 
@@ -179,37 +187,31 @@ pub async fn plan_add(
     tab: &TabRef,
     item: &Item,
 ) -> Result<Add, ToolError> {
-    plan_add_reading(tools, tabs, tab, item, vec![tab.full.clone()]).await
-}
-
-/// An add about to be made: the tab's name checked against CopyQ's, its room left to the group
-/// that makes it, which checks it under the write lock with the rows CopyQ holds then (the same
-/// `TAB_FULL`, its audit entry withdrawn). Counting the tab's rows here made CopyQ load the tab
-/// from its file, which the group's own unload had just dropped: twice per add, where the floor's
-/// insert loads it once (bench/results.md, "Issue 22 item 3, stop 43").
-pub async fn plan_add_unchecked(
-    tools: &ToolState,
-    tabs: &Coverage,
-    tab: &TabRef,
-    item: &Item,
-) -> Result<Add, ToolError> {
-    plan_add_reading(tools, tabs, tab, item, Vec::new()).await
-}
-
-/// [`plan_add`], reading the rows of `names` (none: the tab list and `maxitems` alone).
-async fn plan_add_reading(
-    tools: &ToolState,
-    tabs: &Coverage,
-    tab: &TabRef,
-    item: &Item,
-    names: Vec<String>,
-) -> Result<Add, ToolError> {
-    let state = snapshot(tools, names, (0, 0), true).await?;
+    let state = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
     no_clash(&state.snap, tab, tabs)?;
     Ok(Add {
         tab: tab.clone(),
         item: item.clone(),
         limit: room(&state, tab)?,
+    })
+}
+
+/// An add about to be made: CopyQ's item limit, and nothing asked of CopyQ when the limit is
+/// known. The group that makes it checks, under the write lock, with CopyQ's tab list and rows
+/// then, both the tab's name (`Clash`: CopyQ would take a look-alike tab for it) and its room (the
+/// same `TAB_FULL`), its audit entry withdrawn on either. Counting the tab's rows here made CopyQ
+/// load the tab from its file, which the group's own unload had just dropped: twice per add
+/// (bench/results.md, "Issue 22 item 3, stop 43"); the tab list here was a round trip of four,
+/// already older than the group's own (stop 53).
+pub async fn plan_add_unchecked(
+    tools: &ToolState,
+    tab: &TabRef,
+    item: &Item,
+) -> Result<Add, ToolError> {
+    Ok(Add {
+        tab: tab.clone(),
+        item: item.clone(),
+        limit: tools.backend.item_limit().await?,
     })
 }
 

@@ -19,6 +19,15 @@ pub(super) struct Write<'a> {
     pub limit: usize,
 }
 
+/// Whether a group refuses a write CopyQ would make in a look-alike tab before making it (the
+/// add tool's groups, whose plans no longer ask the tab list), or verifies where it landed only
+/// (an insert on its own, as a move's target or a restore: its plan checked under the write lock).
+#[derive(Clone, Copy)]
+pub(super) enum Clashes {
+    Refused,
+    Verified,
+}
+
 /// What a tab of the group holds as the inserts run.
 struct Tab<'a> {
     name: &'a str,
@@ -38,7 +47,7 @@ impl SocketBackend {
         writes: &[Insert<'_>],
         ready: Ready,
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
-        let writes = writes
+        let writes: Vec<Write> = writes
             .iter()
             .map(|&(tab, item, limit)| Write {
                 tab,
@@ -47,20 +56,32 @@ impl SocketBackend {
                 limit,
             })
             .collect();
-        self.group(writes, ready).await
+        self.group(writes, ready, Clashes::Refused).await
     }
 
-    /// [`Self::insert_many`] of inserts that carry their formats.
+    /// [`Self::insert_many`] of inserts that carry their formats. With [`Clashes::Refused`], a
+    /// write to a tab that does not exist, which CopyQ would take another existing tab for (see
+    /// [`crate::backend::names`]), is refused by the group's tab list, before anything changes.
     pub(super) async fn group(
         &self,
         writes: Vec<Write<'_>>,
         ready: Ready,
+        clashes: Clashes,
     ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
         let started = std::time::Instant::now();
         self.settle_owed().await?;
         let all = self.tabs().await?;
+        let mut refused: Vec<Option<BackendError>> = writes
+            .iter()
+            .map(|w| match clashes {
+                Clashes::Refused => crate::backend::clash(w.tab, &all),
+                Clashes::Verified => None,
+            })
+            .collect();
+        // The last write made, which carries the unload after in its round trip.
+        let last = refused.iter().rposition(Option::is_none);
         let mut tabs: Vec<Tab> = Vec::new();
-        for Write { tab: name, .. } in &writes {
+        for (Write { tab: name, .. }, _) in writes.iter().zip(&refused).filter(|(_, r)| r.is_none()) {
             if !tabs.iter().any(|t| t.name == *name) {
                 let created = !all.iter().any(|a| a == name);
                 tabs.push(Tab {
@@ -86,6 +107,10 @@ impl SocketBackend {
         // The tabs the unload after names, once known.
         let mut after_names: Vec<&str> = Vec::new();
         for (i, write) in writes.into_iter().enumerate() {
+            if let Some(e) = refused[i].take() {
+                results.push(Err(e));
+                continue;
+            }
             let Some(at) = tabs.iter().position(|t| t.name == write.tab) else {
                 results.push(Err(BackendError::Failed("insert: tab not planned".into())));
                 continue;
@@ -93,7 +118,7 @@ impl SocketBackend {
             // With no save delay to put back first, the last insert carries the unload after
             // in its round trip: of the tabs written so far and its own (an unload only saves,
             // and creates no tab, so one whose insert then failed loses nothing by it).
-            let then = match i + 1 == count && old.is_none() {
+            let then = match Some(i) == last && old.is_none() {
                 true => {
                     let after: Vec<&Tab> = tabs
                         .iter()

@@ -197,6 +197,17 @@ impl SocketBackend {
         })
     }
 
+    /// `maxitems`: the backend's cache, else CopyQ asked.
+    pub async fn item_limit(&self) -> Result<usize, BackendError> {
+        let ask = |ask: bool| async move {
+            match ask {
+                true => Ok(((), Some(self.max_items().await?))),
+                false => Ok(((), None)),
+            }
+        };
+        Ok(self.limit.through(ask).await?.1)
+    }
+
     /// A read, then `maxitems` when the backend's cache cannot answer.
     pub async fn read_with_max_items(
         &self,

@@ -237,7 +237,11 @@ impl SocketBackend {
             item,
             limit,
         };
-        self.group(vec![write], crate::backend::ready_now())
+        self.group(
+            vec![write],
+            crate::backend::ready_now(),
+            super::group::Clashes::Verified,
+        )
             .await?
             .pop()
             .unwrap_or_else(|| Err(BackendError::Failed("insert: no answer".into())))
