@@ -460,6 +460,7 @@ async fn run() {
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
     drop(socket);
     report.extend(mixed::table(&copyq).await);
+    report.extend(mixed::with_screenshots(&copyq).await);
     report.extend(watch::table(&copyq, &http).await);
     report.push(String::new());
     report.push(format!(

@@ -50,14 +50,27 @@ fn seed(copyq: &PrivateCopyq, png: &[u8]) {
         .expect("seed the images tab");
 }
 
-pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
+/// The images tab, seeded with 100 screenshots; the PNG's size.
+pub fn seed_screenshots(copyq: &PrivateCopyq) -> usize {
     let dir = tempfile::tempdir().expect("tempdir");
     let png = screenshot(dir.path());
     seed(copyq, &png);
+    png.len()
+}
+
+/// The images tab removed, so that the tables after this one (the mixed load's searches read
+/// every `mcp/` tab) measure what they measured before it was added, unless they seed it again.
+pub fn remove_screenshots(copyq: &PrivateCopyq) {
+    copyq
+        .eval(&format!("removeTab('{TAB}')"), b"")
+        .expect("remove the images tab");
+}
+
+pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> {
+    let png_len = seed_screenshots(copyq);
     let mut rows = vec![
         format!(
-            "## Images: 100 items each a 3840x2160 screenshot ({} bytes PNG), median / p99 ms",
-            png.len()
+            "## Images: 100 items each a 3840x2160 screenshot ({png_len} bytes PNG), median / p99 ms"
         ),
         String::new(),
         "| operation | gateway, cli backend | gateway, socket backend |".to_owned(),
@@ -119,5 +132,6 @@ pub async fn table(copyq: &PrivateCopyq, http: &reqwest::Client) -> Vec<String> 
         text.replace('\n', "⏎")
     ));
     rows.push(String::new());
+    remove_screenshots(copyq);
     rows
 }

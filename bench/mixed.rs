@@ -497,6 +497,35 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     lines
 }
 
+/// The socket gateway's mix and its floor's once more, with the images table's 100 screenshots
+/// under `mcp/` (a clipboard that holds screenshots): a search then reads them whole (357 KB each
+/// on CopyQ 6.4), and searches weigh most. The tab is removed after.
+pub async fn with_screenshots(copyq: &PrivateCopyq) -> Vec<String> {
+    super::images::seed_screenshots(copyq);
+    let socket = run(copyq, "socket").await;
+    let (floor_samples, floor_elapsed, floor_copyq, _) = floor(copyq).await;
+    super::images::remove_screenshots(copyq);
+    let rate = |calls: usize, elapsed: Duration| calls as f64 / elapsed.as_secs_f64();
+    let (ours, theirs) = (
+        rate(socket.calls(), socket.elapsed),
+        rate(floor_samples.len(), floor_elapsed),
+    );
+    let busy = |cpu: Duration, elapsed: Duration| 100.0 * cpu.as_secs_f64() / elapsed.as_secs_f64();
+    let line = format!(
+        "The same mix with the images table's 100 screenshots under `mcp/` as well (searches read \
+         them): socket gateway {} calls, {ours:.0} calls/s, {} clients failed; floor {} calls, \
+         {theirs:.0} calls/s; **{:.2}x its floor**; CopyQ busy {:.0}% / {:.0}%.",
+        socket.calls(),
+        socket.failures.len(),
+        floor_samples.len(),
+        ours / theirs.max(f64::MIN_POSITIVE),
+        busy(socket.copyq, socket.elapsed),
+        busy(floor_copyq, floor_elapsed),
+    );
+    println!("{line}");
+    vec![String::new(), line]
+}
+
 /// [`alone`]'s figures as a table.
 pub async fn alone_table(copyq: &PrivateCopyq) -> Vec<String> {
     let mut lines = vec![

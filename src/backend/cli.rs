@@ -178,7 +178,10 @@ impl CliBackend {
     pub async fn item_limit(&self) -> Result<usize, BackendError> {
         let ask = |ask: bool| async move {
             match ask {
-                true => Ok(((), self.read_asking(&ReadRequest::tab_list(), true).await?.1)),
+                true => Ok((
+                    (),
+                    self.read_asking(&ReadRequest::tab_list(), true).await?.1,
+                )),
                 false => Ok(((), None)),
             }
         };

@@ -43,7 +43,12 @@ async fn an_add_asks_for_the_tab_list_in_its_group_and_its_verify_alone() {
     let (backend, _server, layout, model) = started(&dir).await;
     layout.expect("the stand-in answers");
     let tools = Arc::new(ToolState::new(Backend::Socket(backend), Roots::default()));
-    let lists = || model.lock().unwrap_or_else(PoisonError::into_inner).tab_lists();
+    let lists = || {
+        model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .tab_lists()
+    };
     // The first into a new tab, the others into it.
     for text in ["one", "two", "three"] {
         let before = lists();
@@ -51,7 +56,10 @@ async fn an_add_asks_for_the_tab_list_in_its_group_and_its_verify_alone() {
         assert!(got.starts_with("ok|mode:add|tab:workspace/a|"), "{got}");
         assert_eq!(lists() - before, 2, "add {text}");
     }
-    let texts = model.lock().unwrap_or_else(PoisonError::into_inner).to_json();
+    let texts = model
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .to_json();
     assert_eq!(
         texts["tabs"][0]["items"],
         json!(["three", "two", "one"]),
@@ -88,8 +96,14 @@ async fn a_group_refuses_an_add_copyq_would_make_in_a_look_alike_tab() {
          '&mcp/workspace/kh' instead (CopyQ ignores '&' in tab names); nothing was changed. Rename that tab or \
          use another name"
     );
-    assert!(made.starts_with("ok|mode:add|tab:workspace/other|"), "{made}");
-    let texts = model.lock().unwrap_or_else(PoisonError::into_inner).to_json();
+    assert!(
+        made.starts_with("ok|mode:add|tab:workspace/other|"),
+        "{made}"
+    );
+    let texts = model
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .to_json();
     assert_eq!(
         texts,
         json!({"tabs": [

@@ -15,9 +15,9 @@ mod params;
 pub(crate) use params::KNOWN;
 #[cfg(test)]
 mod coverage_tests;
+mod edit;
 #[cfg(test)]
 mod group_tests;
-mod edit;
 pub(crate) use edit::{EditMode, Field};
 pub(crate) use params::{MODES, WriteCall, intent_names};
 mod outcome;
@@ -386,7 +386,9 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         // A look-alike the caller may not cover: not named (the add tool's groups name it when
         // the caller covers it, see `lead`).
-        BackendError::Clash { other, .. } => clash(tab, &other, &Coverage::Only(Default::default())),
+        BackendError::Clash { other, .. } => {
+            clash(tab, &other, &Coverage::Only(Default::default()))
+        }
         BackendError::Partial { made, cause } => {
             ToolError::partial(made, &tab.shown, &target.shown, &cause)
         }

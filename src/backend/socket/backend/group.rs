@@ -81,7 +81,8 @@ impl SocketBackend {
         // The last write made, which carries the unload after in its round trip.
         let last = refused.iter().rposition(Option::is_none);
         let mut tabs: Vec<Tab> = Vec::new();
-        for (Write { tab: name, .. }, _) in writes.iter().zip(&refused).filter(|(_, r)| r.is_none()) {
+        for (Write { tab: name, .. }, _) in writes.iter().zip(&refused).filter(|(_, r)| r.is_none())
+        {
             if !tabs.iter().any(|t| t.name == *name) {
                 let created = !all.iter().any(|a| a == name);
                 tabs.push(Tab {

@@ -242,9 +242,9 @@ impl SocketBackend {
             crate::backend::ready_now(),
             super::group::Clashes::Verified,
         )
-            .await?
-            .pop()
-            .unwrap_or_else(|| Err(BackendError::Failed("insert: no answer".into())))
+        .await?
+        .pop()
+        .unwrap_or_else(|| Err(BackendError::Failed("insert: no answer".into())))
     }
 
     pub async fn change(
