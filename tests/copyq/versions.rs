@@ -278,3 +278,37 @@ async fn an_add_racing_a_look_alike_tab_says_where_it_went() {
     assert_eq!(texts("&mcp/workspace/kh5"), ["stray", "owner's"]);
     assert!(!copyq_tabs(cq).iter().any(|t| t == "mcp/workspace/kh5"));
 }
+
+/// Adds of texts over CopyQ's `item_data_threshold` (kept in files from 8.0, once saved), made at
+/// once: a group's inserts and their verifies go in one round trip, and each lands once, whole,
+/// answered as made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adds_of_items_kept_in_files_made_at_once_each_land_whole() {
+    let cq = copyq();
+    let gw = gateway(cq).await;
+    let mut want: Vec<String> = (0..8).map(|n| big(&format!("at-once-{n}"), 600)).collect();
+    // Eight clients, each sending its add once every client is connected.
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(want.len()));
+    let mut tasks = Vec::new();
+    for text in want.clone() {
+        let (url, token, start) = (gw.url.clone(), gw.write.clone(), start.clone());
+        tasks.push(tokio::spawn(async move {
+            let c = client(&url, &token).await;
+            start.wait().await;
+            let args = json!({"mode": "add", "tab": "workspace/at-once", "text": text});
+            call(&c, "mcp_write", args).await
+        }));
+    }
+    for task in tasks {
+        let (is_error, reply) = task.await.expect("client task");
+        assert!(!is_error, "{reply}");
+        assert!(
+            reply.starts_with("ok|mode:add|tab:workspace/at-once|"),
+            "{reply}"
+        );
+    }
+    let mut got = texts("mcp/workspace/at-once");
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+}

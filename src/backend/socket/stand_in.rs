@@ -710,6 +710,59 @@ pub(crate) mod tests {
         server.abort();
     }
 
+    /// A group's inserts go to CopyQ in one round trip, with their verifies and the unload after:
+    /// three in all (the tab list; the unload with the lengths; the inserts), where one each made
+    /// it two plus one an insert. Each keeps its own room check, counting the inserts before it in
+    /// the same round trip: past the tab's limit the rest are refused as full, nothing evicted.
+    #[tokio::test]
+    async fn a_groups_inserts_go_in_one_round_trip_each_with_its_room() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = dir.path().join("state.json");
+        let (backend, server, layout, _) = started(&dir).await;
+        layout.expect("probe");
+        let text = |t: &str| Item {
+            text: t.into(),
+            ..Item::default()
+        };
+        backend
+            .insert("mcp/a", &text("a0"), 200)
+            .await
+            .expect("seed");
+        let (a1, a2, a3, b1, b2) = (text("a1"), text("a2"), text("a3"), text("b1"), text("b2"));
+        let writes = [
+            ("mcp/a", &a1, 3),
+            ("mcp/b", &b1, 200),
+            ("mcp/a", &a2, 3),
+            ("mcp/a", &a3, 3),
+            ("mcp/b", &b2, 200),
+        ];
+        let before = backend.round_trips();
+        let got = backend
+            .insert_many(&writes, crate::backend::ready_now())
+            .await
+            .expect("group");
+        assert_eq!(backend.round_trips() - before, 3);
+        assert!(
+            matches!(
+                got[..],
+                [
+                    Ok(Persisted::Unload),
+                    Ok(Persisted::Unload),
+                    Ok(Persisted::Unload),
+                    Err(crate::backend::BackendError::TabFull { limit: 3 }),
+                    Ok(Persisted::Unload),
+                ]
+            ),
+            "{got:?}"
+        );
+        let json = std::fs::read_to_string(&state).expect("state");
+        assert_eq!(
+            json,
+            r#"{"tabs":[{"items":["a2","a1","a0"],"name":"mcp/a"},{"items":["b2","b1"],"name":"mcp/b"}]}"#
+        );
+        server.abort();
+    }
+
     /// A group of inserts makes none before `ready` says so, and none at all when it says no
     /// (the group's audit entries could not be recorded), however long it takes to say.
     #[tokio::test]

@@ -1,8 +1,9 @@
 //! Group commit: concurrent inserts made as one durable write. The durable-write protocol of
 //! [`crate::backend::protocol`] runs once for the whole group (one unload before, one save-delay
 //! cycle, one unload after per tab touched), and each insert keeps its own room check and its own
-//! verify, so each gets its own answer: one that fails does not fail the others. Every insert
-//! over the socket is made so, a single one as a group of one.
+//! verify, so each gets its own answer: one that fails does not fail the others. The inserts and
+//! their verifies go in one round trip (one each made a group of N adds N + 2 round trips, CopyQ
+//! idle between them). Every insert over the socket is made so, a single one as a group of one.
 
 use super::super::slots;
 use super::super::value::{Call, Map, Value};
@@ -28,6 +29,18 @@ pub(super) enum Clashes {
     Verified,
 }
 
+/// The answers of a group's inserts, in order; the unload after's replies, if it went with them;
+/// the tabs it named.
+type Answers<'a> = (
+    Vec<Result<(), BackendError>>,
+    Option<Result<Vec<Value>, BackendError>>,
+    Vec<&'a str>,
+);
+
+fn no_answer() -> Result<(), BackendError> {
+    Err(BackendError::Failed("insert: a reply is missing".into()))
+}
+
 /// What a tab of the group holds as the inserts run.
 struct Tab<'a> {
     name: &'a str,
@@ -35,7 +48,7 @@ struct Tab<'a> {
     rows: Option<usize>,
     /// It was not a tab before the group.
     created: bool,
-    /// An insert into it was made: it is saved after.
+    /// An insert into it was sent: it is saved after.
     touched: bool,
 }
 
@@ -78,8 +91,6 @@ impl SocketBackend {
                 Clashes::Verified => None,
             })
             .collect();
-        // The last write made, which carries the unload after in its round trip.
-        let last = refused.iter().rposition(Option::is_none);
         let mut tabs: Vec<Tab> = Vec::new();
         for (Write { tab: name, .. }, _) in writes.iter().zip(&refused).filter(|(_, r)| r.is_none())
         {
@@ -102,49 +113,16 @@ impl SocketBackend {
             false => None,
         };
         let before = started.elapsed();
-        let mut results = Vec::with_capacity(writes.len());
         let count = writes.len();
-        let mut sent_after = None;
-        // The tabs the unload after names, once known.
-        let mut after_names: Vec<&str> = Vec::new();
-        for (i, write) in writes.into_iter().enumerate() {
-            if let Some(e) = refused[i].take() {
-                results.push(Err(e));
-                continue;
-            }
-            let Some(at) = tabs.iter().position(|t| t.name == write.tab) else {
-                results.push(Err(BackendError::Failed("insert: tab not planned".into())));
-                continue;
-            };
-            // With no save delay to put back first, the last insert carries the unload after
-            // in its round trip: of the tabs written so far and its own (an unload only saves,
-            // and creates no tab, so one whose insert then failed loses nothing by it).
-            let then = match Some(i) == last && old.is_none() {
-                true => {
-                    let after: Vec<&Tab> = tabs
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, t)| t.touched || *j == at)
-                        .map(|(_, t)| t)
-                        .collect();
-                    after_names = after.iter().map(|t| t.name).collect();
-                    // write protocol: unload-after
-                    save_after_calls(&after_names)
-                }
-                false => Vec::new(),
-            };
-            let tab = &mut tabs[at];
-            let (result, after) = self.insert_one(tab, write, &then).await;
-            sent_after = after;
-            tab.touched |= result.is_ok();
-            results.push(result);
-        }
+        let (results, sent_after, after_names) = self
+            .inserts(writes, &mut refused, &mut tabs, old.is_none())
+            .await?;
         let inserted = started.elapsed();
-        let saved = match sent_after {
-            Some(after) => after,
+        let (saved, after_names) = match sent_after {
+            Some(after) => (after, after_names),
             None => {
-                after_names = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
-                self.after_group(old.as_deref(), &after_names).await
+                let names: Vec<&str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
+                (self.after_group(old.as_deref(), &names).await, names)
             }
         };
         // A tab the owner opened in CopyQ's window since the group's unload stayed loaded (its
@@ -182,6 +160,128 @@ impl SocketBackend {
             .collect())
     }
 
+    /// The group's inserts, each with its room check (by the rows known: its tab's length before
+    /// the group, one more for each insert of the group before it) and its verify, all in one
+    /// round trip, with the unload after as its last part when `unload_after` (no save delay to
+    /// put back first); each answered on its own, in order. An insert's verify is checked against
+    /// the length the verify of the one before it into the same tab found, so one that failed
+    /// does not fail the next; a room check it made stricter refuses with the same `TAB_FULL`
+    /// and changes nothing. The answers; the unload after's replies, if it was sent; the tabs it
+    /// named.
+    async fn inserts<'a>(
+        &self,
+        writes: Vec<Write<'a>>,
+        refused: &mut [Option<BackendError>],
+        tabs: &mut [Tab<'a>],
+        unload_after: bool,
+    ) -> Result<Answers<'a>, BackendError> {
+        let layout = self.layout().await?;
+        let mut answers: Vec<Option<Result<(), BackendError>>> = Vec::with_capacity(writes.len());
+        // Each insert sent: its write's place, its tab's, the rows it was checked against.
+        let mut sent: Vec<(usize, usize, usize, &Item)> = Vec::new();
+        let mut parts: Vec<Vec<Call>> = Vec::new();
+        for (i, write) in writes.into_iter().enumerate() {
+            if let Some(e) = refused[i].take() {
+                answers.push(Some(Err(e)));
+                continue;
+            }
+            let Some(at) = tabs.iter().position(|t| t.name == write.tab) else {
+                answers.push(Some(Err(BackendError::Failed(
+                    "insert: tab not planned".into(),
+                ))));
+                continue;
+            };
+            let tab = &mut tabs[at];
+            let rows = match tab.rows {
+                Some(n) => n,
+                None => self.rows_now(tab.name).await?,
+            };
+            if rows >= write.limit {
+                answers.push(Some(Err(BackendError::TabFull { limit: write.limit })));
+                continue;
+            }
+            tab.rows = Some(rows + 1);
+            // An unload only saves and creates no tab: one whose insert then failed loses
+            // nothing by being named after.
+            tab.touched = true;
+            answers.push(None);
+            sent.push((i, at, rows, write.item));
+            parts.push(vec![
+                // write protocol: body
+                slots::browser_insert(layout.map_list, tab.name, 0, vec![write.data]),
+                // write protocol: verify
+                slots::tabs(),
+                slots::browser_length(tab.name),
+                slots::browser_item_data(tab.name, 0),
+            ]);
+        }
+        let after_names: Vec<&'a str> = tabs.iter().filter(|t| t.touched).map(|t| t.name).collect();
+        let then = match unload_after && !after_names.is_empty() {
+            // write protocol: unload-after
+            true => save_after_calls(&after_names),
+            false => Vec::new(),
+        };
+        let mut all: Vec<&[Call]> = parts.iter().map(Vec::as_slice).collect();
+        all.push(&then);
+        let mut replies = match sent.is_empty() {
+            true => Vec::new().into_iter(),
+            false => match self.call_parts(&all).await {
+                Ok(replies) => replies.into_iter(),
+                // Nothing was sent: nothing was made (the group's steps after unload the tabs
+                // named, which only saves).
+                Err(e) => {
+                    for (i, ..) in &sent {
+                        answers[*i] = Some(Err(e.again()));
+                    }
+                    let answers = answers
+                        .into_iter()
+                        .map(|a| a.unwrap_or_else(no_answer))
+                        .collect();
+                    return Ok((answers, None, after_names));
+                }
+            },
+        };
+        // The length each tab had after the last verify read so far.
+        let mut lengths: Vec<Option<usize>> = vec![None; tabs.len()];
+        for (k, &(i, at, rows, item)) in sent.iter().enumerate() {
+            let tab = &tabs[at];
+            // Its first row now: after the inserts into the same tab that followed it.
+            let now = sent[k + 1..].iter().filter(|(_, a, ..)| *a == at).count();
+            let before = lengths[at].unwrap_or(rows);
+            let answer = match replies.next() {
+                Some(Ok(replies)) => {
+                    match self
+                        .checked_insert(tab.name, replies, item, (before, now))
+                        .await
+                    {
+                        Ok(count) => {
+                            lengths[at] = Some(count);
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                // CopyQ stopped answering with the insert sent: it may still make it.
+                Some(Err(e @ BackendError::Timeout(_))) => {
+                    Err(BackendError::after(Made::Unknown, e))
+                }
+                Some(Err(e)) => Err(e),
+                None => no_answer(),
+            };
+            if answer.is_err() {
+                // Its rows unknown: the tab's length is asked again by a later group.
+                tabs[at].rows = None;
+            }
+            answers[i] = Some(answer);
+        }
+        let saved = replies.next().filter(|_| !then.is_empty());
+        let answers = answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(no_answer))
+            .collect();
+        Ok((answers, saved, after_names))
+    }
+
     /// The unload of every tab that exists, and their rows, in one batch; whether one stays
     /// loaded (pinned). Unloading only saves. The unload comes first: a tab the last write
     /// unloaded is unloaded already (nothing to do), and counting its rows then loads it once
@@ -208,49 +308,6 @@ impl SocketBackend {
             tab.rows = Some(usize::try_from(count).unwrap_or(0));
         }
         Ok(pinned(&existing, &unloaded))
-    }
-
-    /// One insert of the group: its room check, the insert and its verify, with `then` in the
-    /// same round trip, answered on its own (`None`: not sent, as when the room check refused).
-    async fn insert_one(
-        &self,
-        tab: &mut Tab<'_>,
-        write: Write<'_>,
-        then: &[Call],
-    ) -> (
-        Result<(), BackendError>,
-        Option<Result<Vec<Value>, BackendError>>,
-    ) {
-        let Write {
-            data, item, limit, ..
-        } = write;
-        let rows = match tab.rows {
-            Some(n) => n,
-            // An insert into this tab failed: its rows as they are now (none if it is not a tab).
-            None => match self.rows_now(tab.name).await {
-                Ok(n) => n,
-                Err(e) => return (Err(e), None),
-            },
-        };
-        if rows >= limit {
-            tab.rows = Some(rows);
-            return (Err(BackendError::TabFull { limit }), None);
-        }
-        tab.rows = None;
-        // write protocol: body, then write protocol: verify (both in insert_verified_then)
-        let (result, after) = self
-            .insert_verified_then(tab.name, data, item, rows, then)
-            .await;
-        let result = match result {
-            Ok(()) => {
-                tab.rows = Some(rows + 1);
-                Ok(())
-            }
-            // CopyQ stopped answering with the insert sent: it may still make it.
-            Err(e @ BackendError::Timeout(_)) => Err(BackendError::after(Made::Unknown, e)),
-            Err(e) => Err(e),
-        };
-        (result, after)
     }
 
     /// The group's steps after the inserts: the save delays back, the tabs written saved.

@@ -47,6 +47,8 @@ pub struct SocketBackend {
     /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
     /// the next read or write.
     owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
+    /// Batches sent to CopyQ so far (each a round trip).
+    trips: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A socket failure in the backend's terms: a lost or refused connection is `Unavailable`.
@@ -119,7 +121,19 @@ impl SocketBackend {
             conn: Arc::new(Mutex::new(None)),
             limit: Arc::new(crate::backend::options::MaxItems::new(options_file)),
             owed: Arc::default(),
+            trips: Arc::default(),
         }
+    }
+
+    /// How many batches of calls were sent to CopyQ so far, each a round trip (for tests of how
+    /// many a write makes).
+    pub fn round_trips(&self) -> usize {
+        self.trips.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn trip(&self) {
+        self.trips
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Where this backend looks for CopyQ, for messages that must say so.
@@ -171,6 +185,7 @@ impl SocketBackend {
             return Ok(Vec::new());
         }
         let (client, _) = self.client().await?;
+        self.trip();
         client.call_many(&calls).await.map_err(failed)
     }
 
@@ -181,6 +196,7 @@ impl SocketBackend {
         parts: &[&[Call]],
     ) -> Result<Vec<Result<Vec<Value>, BackendError>>, BackendError> {
         let (client, _) = self.client().await?;
+        self.trip();
         let results = client.call_parts(parts).await.map_err(failed)?;
         Ok(results.into_iter().map(|r| r.map_err(failed)).collect())
     }

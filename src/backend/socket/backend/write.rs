@@ -177,7 +177,10 @@ impl SocketBackend {
             Err(e) => return (Err(e), None),
         };
         let body = match parts.next() {
-            Some(Ok(replies)) => self.checked_insert(tab, replies, expect, before).await,
+            Some(Ok(replies)) => self
+                .checked_insert(tab, replies, expect, (before, 0))
+                .await
+                .map(|_| ()),
             Some(Err(e)) => Err(e),
             None => Err(BackendError::Failed("insert: a reply is missing".into())),
         };
@@ -185,14 +188,16 @@ impl SocketBackend {
     }
 
     /// The insert's replies, checked: it landed in `tab`, which holds one row more than
-    /// `before`, the first being `expect`.
-    async fn checked_insert(
+    /// `before`, the first being `expect`. `now`: the row that first row is at now (0 unless
+    /// inserts into the tab followed it in the same round trip), where a format CopyQ keeps in a
+    /// file is fetched from; the tab's length then.
+    pub(super) async fn checked_insert(
         &self,
         tab: &str,
         replies: Vec<Value>,
         expect: &Item,
-        before: usize,
-    ) -> Result<(), BackendError> {
+        (before, now): (usize, usize),
+    ) -> Result<usize, BackendError> {
         let [inserted, tabs, length, first]: [Value; 4] = replies
             .try_into()
             .map_err(|_| BackendError::Failed("insert: a reply is missing".into()))?;
@@ -204,11 +209,12 @@ impl SocketBackend {
             });
         }
         let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-        let first = self.filled_row(tab, 0, first, Formats::Item).await?;
-        if usize::try_from(count).ok() != Some(before + 1) || item_of(&first) != *expect {
+        let count = usize::try_from(count).unwrap_or(0);
+        let first = self.filled_row(tab, now, first, Formats::Item).await?;
+        if count != before + 1 || item_of(&first) != *expect {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
-        Ok(())
+        Ok(count)
     }
 
     /// A group of one ([`Self::insert_many`]): three round trips when nothing is pinned (the tab
