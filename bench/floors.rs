@@ -14,7 +14,7 @@ use copyq_mcp::sandbox::PrivateCopyq;
 use super::{BIG, stats};
 
 pub struct Floors {
-    client: Client,
+    client: std::sync::Arc<Client>,
     /// Detected as the gateway does (once per connection: not part of any timing).
     layout: Layout,
 }
@@ -60,7 +60,18 @@ impl Floors {
             Detected::Known(layout) => layout,
             Detected::Unknown(why) => panic!("unknown socket layout: {why}"),
         };
-        Floors { client, layout }
+        Floors {
+            client: std::sync::Arc::new(client),
+            layout,
+        }
+    }
+
+    /// Another handle on the same connection (its calls pipelined with this one's).
+    pub fn share(&self) -> Floors {
+        Floors {
+            client: self.client.clone(),
+            layout: self.layout,
+        }
     }
 
     pub async fn cli(&self, copyq: &PrivateCopyq, op: &str, n: usize) -> (f64, f64) {

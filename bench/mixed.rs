@@ -233,9 +233,18 @@ async fn floor(copyq: &PrivateCopyq) -> (Vec<(Op, Duration)>, Duration, Duration
     reset(copyq);
     let start = Arc::new(Barrier::new(CLIENTS + 1));
     let mut tasks = Vec::with_capacity(CLIENTS);
+    // COPYQ_MCP_BENCH_FLOOR_CONNECTIONS=1: the 64 clients share one connection, as the gateway's
+    // calls do (what one connection costs CopyQ's throughput).
+    let one = match std::env::var("COPYQ_MCP_BENCH_FLOOR_CONNECTIONS").as_deref() {
+        Ok("1") => Some(Floors::connect(copyq).await),
+        _ => None,
+    };
     for n in 0..CLIENTS {
-        let (f, start) = (Floors::connect(copyq).await, start.clone());
-        tasks.push(tokio::spawn(floor_client(n, f, start)));
+        let f = match &one {
+            Some(f) => f.share(),
+            None => Floors::connect(copyq).await,
+        };
+        tasks.push(tokio::spawn(floor_client(n, f, start.clone())));
     }
     let copyq_before = copyq_cpu(copyq);
     let cores_before = Cores::now();
