@@ -137,9 +137,10 @@ impl Queue {
     }
 }
 
-/// An add: planned, queued, made by the group's leader. The plan takes no lock: it checks the
-/// tab's name early, and the group checks it again when it writes (the landing, by the tab list
-/// after the insert) and the tab's room (with the rows CopyQ holds then). Waiting for the write
+/// An add: planned, queued, made by the group's leader. The plan takes no lock and asks CopyQ
+/// nothing once `maxitems` is known; the group checks, under the write lock, the tab's name (a
+/// look-alike CopyQ would take for it, by the group's tab list), its room (with the rows CopyQ
+/// holds then) and, after the insert, where it landed (the tab list again). Waiting for the write
 /// lock to plan would queue each writer behind the next group's leader, which takes the lock as
 /// soon as the first add of the group is planned: groups of one or two.
 async fn grouped(
