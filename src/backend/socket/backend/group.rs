@@ -114,9 +114,11 @@ impl SocketBackend {
         };
         let before = started.elapsed();
         let count = writes.len();
+        // Never `?` from here on: the save delays zeroed above are put back below, whatever
+        // became of the inserts.
         let (results, sent_after, after_names) = self
             .inserts(writes, &mut refused, &mut tabs, old.is_none())
-            .await?;
+            .await;
         let inserted = started.elapsed();
         let (saved, after_names) = match sent_after {
             Some(after) => (after, after_names),
@@ -167,15 +169,24 @@ impl SocketBackend {
     /// the length the verify of the one before it into the same tab found, so one that failed
     /// does not fail the next; a room check it made stricter refuses with the same `TAB_FULL`
     /// and changes nothing. The answers; the unload after's replies, if it was sent; the tabs it
-    /// named.
+    /// named. A step that fails before the round trip fails the writes it concerns, nothing sent.
     async fn inserts<'a>(
         &self,
         writes: Vec<Write<'a>>,
         refused: &mut [Option<BackendError>],
         tabs: &mut [Tab<'a>],
         unload_after: bool,
-    ) -> Result<Answers<'a>, BackendError> {
-        let layout = self.layout().await?;
+    ) -> Answers<'a> {
+        let layout = match self.layout().await {
+            Ok(layout) => layout,
+            Err(e) => {
+                let answers = refused
+                    .iter_mut()
+                    .map(|r| Err(r.take().unwrap_or_else(|| e.again())))
+                    .collect();
+                return (answers, None, Vec::new());
+            }
+        };
         let mut answers: Vec<Option<Result<(), BackendError>>> = Vec::with_capacity(writes.len());
         // Each insert sent: its write's place, its tab's, the rows it was checked against.
         let mut sent: Vec<(usize, usize, usize, &Item)> = Vec::new();
@@ -194,7 +205,13 @@ impl SocketBackend {
             let tab = &mut tabs[at];
             let rows = match tab.rows {
                 Some(n) => n,
-                None => self.rows_now(tab.name).await?,
+                None => match self.rows_now(tab.name).await {
+                    Ok(n) => n,
+                    Err(e) => {
+                        answers.push(Some(Err(e)));
+                        continue;
+                    }
+                },
             };
             if rows >= write.limit {
                 answers.push(Some(Err(BackendError::TabFull { limit: write.limit })));
@@ -237,7 +254,7 @@ impl SocketBackend {
                         .into_iter()
                         .map(|a| a.unwrap_or_else(no_answer))
                         .collect();
-                    return Ok((answers, None, after_names));
+                    return (answers, None, after_names);
                 }
             },
         };
@@ -279,7 +296,7 @@ impl SocketBackend {
             .into_iter()
             .map(|a| a.unwrap_or_else(no_answer))
             .collect();
-        Ok((answers, saved, after_names))
+        (answers, saved, after_names)
     }
 
     /// The unload of every tab that exists, and their rows, in one batch; whether one stays
