@@ -85,7 +85,7 @@ js=src/backend/copyq.js
 
 # The write's own room check, off by one (an add's plan checks no room; a move's is right). Every insert over the
 # socket, a restore's too, is made in a group (group.rs), a single one as a group of one.
-plant full-group 2 $group 's/if rows >= limit \{/if rows > limit {/' \
+plant full-group 2 $group 's/if rows >= write\.limit \{/if rows > write.limit {/' \
     -- "${sock[@]}" "${t[@]}" --test copyq safety
 plant full-cli 2 $js 's/if \(size\(\) >= limit\)/if (size() > limit)/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
