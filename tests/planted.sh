@@ -159,7 +159,10 @@ plant add-plan-reads-tab-list 1 src/mcp/write/plan.rs 's/(    Ok\(Add \{\n      
 plant group-writes-look-alike 1 src/backend/socket/backend/group.rs 's/Clashes::Refused => crate::backend::clash\(w\.tab, &all\),/Clashes::Refused => None,/' \
     -- "${host[@]}" "${t[@]}" --lib group_tests
 # A group's inserts go in one round trip: each room check counts the inserts before it in that
-# round trip (else CopyQ evicts the oldest item past maxitems).
+# round trip (else CopyQ evicts the oldest item past maxitems), and each verify is checked against
+# the length the one before it found (else an insert refused fails the next, made, one too).
 plant group-room-ignores-batch 1 src/backend/socket/backend/group.rs 's/            tab\.rows = Some\(rows \+ 1\);/            tab.rows = Some(rows);/' \
     -- "${host[@]}" "${t[@]}" --lib a_groups_inserts_go_in_one_round_trip
+plant group-length-chain 1 src/backend/socket/backend/group.rs 's/                    lengths\[at\] = length\.or\(lengths\[at\]\);\n//' \
+    -- "${host[@]}" "${t[@]}" --lib a_refused_insert_does_not_fail_the_next
 exit $bad

@@ -107,6 +107,8 @@ pub struct Model {
     config_changes: usize,
     /// How many times the tab list was asked.
     tab_lists: usize,
+    /// An insert of an item of this text is refused (as CopyQ refuses one it cannot make).
+    refuse_text: Option<String>,
 }
 
 fn arg_str(call: &Call, i: usize) -> Option<&str> {
@@ -163,6 +165,11 @@ impl Model {
     /// `tab` opened in CopyQ's window after `unloads` more unloads (see [`Model::opens`]).
     pub fn open_after(&mut self, tab: &str, unloads: usize) {
         self.opens = Some((tab.to_owned(), unloads));
+    }
+
+    /// Refuse every insert of an item whose text is `text`.
+    pub fn refuse_inserts_of(&mut self, text: &str) {
+        self.refuse_text = Some(text.to_owned());
     }
 
     /// How many times the tab list was asked.
@@ -266,6 +273,14 @@ impl Model {
                 let Ok(row) = usize::try_from(row) else {
                     return (Some(Value::str("Invalid row")), false);
                 };
+                let refused = self.refuse_text.as_deref().is_some_and(|t| {
+                    maps.iter().any(|m| {
+                        map_get(m, MIME_TEXT).and_then(Value::to_text).as_deref() == Some(t)
+                    })
+                });
+                if s == insert && refused {
+                    return (Some(Value::str("Cannot insert")), false);
+                }
                 let items = self.tab_mut(tab);
                 if s == insert {
                     for map in maps {
@@ -759,6 +774,57 @@ pub(crate) mod tests {
         assert_eq!(
             json,
             r#"{"tabs":[{"items":["a2","a1","a0"],"name":"mcp/a"},{"items":["b2","b1"],"name":"mcp/b"}]}"#
+        );
+        server.abort();
+    }
+
+    /// An insert of a group that CopyQ refuses fails alone: the insert after it into the same tab
+    /// is checked against the length the refused one's verify found, and answered as made.
+    #[tokio::test]
+    async fn a_refused_insert_does_not_fail_the_next_of_its_round_trip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = dir.path().join("state.json");
+        let (backend, server, layout, model) = started(&dir).await;
+        layout.expect("probe");
+        let text = |t: &str| Item {
+            text: t.into(),
+            ..Item::default()
+        };
+        backend
+            .insert("mcp/a", &text("a0"), 200)
+            .await
+            .expect("seed");
+        model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .refuse_inserts_of("refused");
+        let (a1, refused, a2) = (text("a1"), text("refused"), text("a2"));
+        let writes = [
+            ("mcp/a", &a1, 200),
+            ("mcp/a", &refused, 200),
+            ("mcp/a", &a2, 200),
+        ];
+        let before = backend.round_trips();
+        let got = backend
+            .insert_many(&writes, crate::backend::ready_now())
+            .await
+            .expect("group");
+        assert_eq!(backend.round_trips() - before, 3);
+        assert!(
+            matches!(
+                got[..],
+                [
+                    Ok(Persisted::Unload),
+                    Err(crate::backend::BackendError::Failed(_)),
+                    Ok(Persisted::Unload),
+                ]
+            ),
+            "{got:?}"
+        );
+        let json = std::fs::read_to_string(&state).expect("state");
+        assert_eq!(
+            json,
+            r#"{"tabs":[{"items":["a2","a1","a0"],"name":"mcp/a"}]}"#
         );
         server.abort();
     }

@@ -267,16 +267,16 @@ impl SocketBackend {
             let before = lengths[at].unwrap_or(rows);
             let answer = match replies.next() {
                 Some(Ok(replies)) => {
-                    match self
-                        .checked_insert(tab.name, replies, item, (before, now))
+                    // The length its verify found, whether or not the insert was made: what the
+                    // next insert into the tab is checked against.
+                    let length = replies.get(2).and_then(|n| {
+                        let n = slots::expect_int(&slots::browser_length(tab.name), n.clone());
+                        n.ok().and_then(|n| usize::try_from(n).ok())
+                    });
+                    lengths[at] = length.or(lengths[at]);
+                    self.checked_insert(tab.name, replies, item, (before, now))
                         .await
-                    {
-                        Ok(count) => {
-                            lengths[at] = Some(count);
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
+                        .map(|_| ())
                 }
                 // CopyQ stopped answering with the insert sent: it may still make it.
                 Some(Err(e @ BackendError::Timeout(_))) => {
@@ -285,10 +285,6 @@ impl SocketBackend {
                 Some(Err(e)) => Err(e),
                 None => no_answer(),
             };
-            if answer.is_err() {
-                // Its rows unknown: the tab's length is asked again by a later group.
-                tabs[at].rows = None;
-            }
             answers[i] = Some(answer);
         }
         let saved = replies.next().filter(|_| !then.is_empty());
