@@ -725,65 +725,18 @@ pub(crate) mod tests {
         server.abort();
     }
 
-    /// A group's inserts go to CopyQ in one round trip, with their verifies and the unload after:
-    /// three in all (the tab list; the unload with the lengths; the inserts), where one each made
-    /// it two plus one an insert. Each keeps its own room check, counting the inserts before it in
-    /// the same round trip: past the tab's limit the rest are refused as full, nothing evicted.
-    #[tokio::test]
-    async fn a_groups_inserts_go_in_one_round_trip_each_with_its_room() {
+    /// `writes` (tab, text, limit) made as one group on the stand-in, once `mcp/a` holds `a0`,
+    /// an insert of the text `refuse` refused: the answers, the group's round trips, and the
+    /// state file after.
+    async fn one_group(
+        writes: &[(&str, &str, usize)],
+        refuse: &str,
+    ) -> (
+        Vec<Result<Persisted, crate::backend::BackendError>>,
+        usize,
+        String,
+    ) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let state = dir.path().join("state.json");
-        let (backend, server, layout, _) = started(&dir).await;
-        layout.expect("probe");
-        let text = |t: &str| Item {
-            text: t.into(),
-            ..Item::default()
-        };
-        backend
-            .insert("mcp/a", &text("a0"), 200)
-            .await
-            .expect("seed");
-        let (a1, a2, a3, b1, b2) = (text("a1"), text("a2"), text("a3"), text("b1"), text("b2"));
-        let writes = [
-            ("mcp/a", &a1, 3),
-            ("mcp/b", &b1, 200),
-            ("mcp/a", &a2, 3),
-            ("mcp/a", &a3, 3),
-            ("mcp/b", &b2, 200),
-        ];
-        let before = backend.round_trips();
-        let got = backend
-            .insert_many(&writes, crate::backend::ready_now())
-            .await
-            .expect("group");
-        assert_eq!(backend.round_trips() - before, 3);
-        assert!(
-            matches!(
-                got[..],
-                [
-                    Ok(Persisted::Unload),
-                    Ok(Persisted::Unload),
-                    Ok(Persisted::Unload),
-                    Err(crate::backend::BackendError::TabFull { limit: 3 }),
-                    Ok(Persisted::Unload),
-                ]
-            ),
-            "{got:?}"
-        );
-        let json = std::fs::read_to_string(&state).expect("state");
-        assert_eq!(
-            json,
-            r#"{"tabs":[{"items":["a2","a1","a0"],"name":"mcp/a"},{"items":["b2","b1"],"name":"mcp/b"}]}"#
-        );
-        server.abort();
-    }
-
-    /// An insert of a group that CopyQ refuses fails alone: the insert after it into the same tab
-    /// is checked against the length the refused one's verify found, and answered as made.
-    #[tokio::test]
-    async fn a_refused_insert_does_not_fail_the_next_of_its_round_trip() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let state = dir.path().join("state.json");
         let (backend, server, layout, model) = started(&dir).await;
         layout.expect("probe");
         let text = |t: &str| Item {
@@ -797,19 +750,69 @@ pub(crate) mod tests {
         model
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .refuse_inserts_of("refused");
-        let (a1, refused, a2) = (text("a1"), text("refused"), text("a2"));
-        let writes = [
-            ("mcp/a", &a1, 200),
-            ("mcp/a", &refused, 200),
-            ("mcp/a", &a2, 200),
-        ];
+            .refuse_inserts_of(refuse);
+        let items: Vec<Item> = writes.iter().map(|(_, t, _)| text(t)).collect();
+        let writes: Vec<_> = writes
+            .iter()
+            .zip(&items)
+            .map(|((tab, _, limit), item)| (*tab, item, *limit))
+            .collect();
         let before = backend.round_trips();
         let got = backend
             .insert_many(&writes, crate::backend::ready_now())
             .await
             .expect("group");
-        assert_eq!(backend.round_trips() - before, 3);
+        let trips = backend.round_trips() - before;
+        let json = std::fs::read_to_string(dir.path().join("state.json")).expect("state");
+        server.abort();
+        (got, trips, json)
+    }
+
+    /// A group's inserts go to CopyQ in one round trip, with their verifies and the unload after:
+    /// three in all (the tab list; the unload with the lengths; the inserts), where one each made
+    /// it two plus one an insert. Each keeps its own room check, counting the inserts before it in
+    /// the same round trip: past the tab's limit the rest are refused as full, nothing evicted.
+    #[tokio::test]
+    async fn a_groups_inserts_go_in_one_round_trip_each_with_its_room() {
+        let writes = [
+            ("mcp/a", "a1", 3),
+            ("mcp/b", "b1", 200),
+            ("mcp/a", "a2", 3),
+            ("mcp/a", "a3", 3),
+            ("mcp/b", "b2", 200),
+        ];
+        let (got, trips, json) = one_group(&writes, "none").await;
+        assert_eq!(trips, 3);
+        assert!(
+            matches!(
+                got[..],
+                [
+                    Ok(Persisted::Unload),
+                    Ok(Persisted::Unload),
+                    Ok(Persisted::Unload),
+                    Err(crate::backend::BackendError::TabFull { limit: 3 }),
+                    Ok(Persisted::Unload),
+                ]
+            ),
+            "{got:?}"
+        );
+        assert_eq!(
+            json,
+            r#"{"tabs":[{"items":["a2","a1","a0"],"name":"mcp/a"},{"items":["b2","b1"],"name":"mcp/b"}]}"#
+        );
+    }
+
+    /// An insert of a group that CopyQ refuses fails alone: the insert after it into the same tab
+    /// is checked against the length the refused one's verify found, and answered as made.
+    #[tokio::test]
+    async fn a_refused_insert_does_not_fail_the_next_of_its_round_trip() {
+        let writes = [
+            ("mcp/a", "a1", 200),
+            ("mcp/a", "refused", 200),
+            ("mcp/a", "a2", 200),
+        ];
+        let (got, trips, json) = one_group(&writes, "refused").await;
+        assert_eq!(trips, 3);
         assert!(
             matches!(
                 got[..],
@@ -821,12 +824,10 @@ pub(crate) mod tests {
             ),
             "{got:?}"
         );
-        let json = std::fs::read_to_string(&state).expect("state");
         assert_eq!(
             json,
             r#"{"tabs":[{"items":["a2","a1","a0"],"name":"mcp/a"}]}"#
         );
-        server.abort();
     }
 
     /// A group of inserts makes none before `ready` says so, and none at all when it says no
