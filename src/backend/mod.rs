@@ -232,15 +232,15 @@ impl Backend {
         dispatch!(self, format(tab, row, mime))
     }
 
-    /// A read, and CopyQ's `maxitems` (the most items CopyQ keeps in a tab: past it, CopyQ drops
-    /// the oldest), which a write that adds an item needs. The limit is cached while CopyQ's
-    /// options file is unchanged (see [`options`]); when CopyQ must be asked, it is asked with the
-    /// read (the CLI: in the same `copyq` process).
     /// CopyQ's `maxitems`, asked of CopyQ only when not known (see `options::MaxItems`).
     pub async fn item_limit(&self) -> Result<usize, BackendError> {
         dispatch!(self, item_limit())
     }
 
+    /// A read, and CopyQ's `maxitems` (the most items CopyQ keeps in a tab: past it, CopyQ drops
+    /// the oldest), which a write that adds an item needs. The limit is cached while CopyQ's
+    /// options file is unchanged (see [`options`]); when CopyQ must be asked, it is asked with the
+    /// read (the CLI: in the same `copyq` process).
     pub async fn read_with_max_items(
         &self,
         request: &ReadRequest,

@@ -276,7 +276,6 @@ impl SocketBackend {
                     lengths[at] = length.or(lengths[at]);
                     self.checked_insert(tab.name, replies, item, (before, now))
                         .await
-                        .map(|_| ())
                 }
                 // CopyQ stopped answering with the insert sent: it may still make it.
                 Some(Err(e @ BackendError::Timeout(_))) => {

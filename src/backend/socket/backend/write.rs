@@ -177,10 +177,7 @@ impl SocketBackend {
             Err(e) => return (Err(e), None),
         };
         let body = match parts.next() {
-            Some(Ok(replies)) => self
-                .checked_insert(tab, replies, expect, (before, 0))
-                .await
-                .map(|_| ()),
+            Some(Ok(replies)) => self.checked_insert(tab, replies, expect, (before, 0)).await,
             Some(Err(e)) => Err(e),
             None => Err(BackendError::Failed("insert: a reply is missing".into())),
         };
@@ -190,14 +187,14 @@ impl SocketBackend {
     /// The insert's replies, checked: it landed in `tab`, which holds one row more than
     /// `before`, the first being `expect`. `now`: the row that first row is at now (0 unless
     /// inserts into the tab followed it in the same round trip), where a format CopyQ keeps in a
-    /// file is fetched from; the tab's length then.
+    /// file is fetched from.
     pub(super) async fn checked_insert(
         &self,
         tab: &str,
         replies: Vec<Value>,
         expect: &Item,
         (before, now): (usize, usize),
-    ) -> Result<usize, BackendError> {
+    ) -> Result<(), BackendError> {
         let [inserted, tabs, length, first]: [Value; 4] = replies
             .try_into()
             .map_err(|_| BackendError::Failed("insert: a reply is missing".into()))?;
@@ -214,7 +211,7 @@ impl SocketBackend {
         if count != before + 1 || item_of(&first) != *expect {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
-        Ok(count)
+        Ok(())
     }
 
     /// A group of one ([`Self::insert_many`]): three round trips when nothing is pinned (the tab
