@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::socket::backend::Prepared;
 use super::{
-    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, RowsPage, Snapshot,
-    SocketBackend, TabRows, Whole,
+    BackendError, CliBackend, Health, Item, Persisted, ReadRequest, Ready, RowsPage, Snapshot,
+    SocketBackend, TabRows, Whole, wait_ready,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +163,20 @@ impl AutoBackend {
 
     /// The socket's [`SocketBackend::prepare_write`]; nothing through the CLI (its script makes
     /// every step). A write routed elsewhere than its preparation makes every step itself.
+    pub async fn read_prepared(
+        &self,
+        request: &ReadRequest,
+        tabs: &[&str],
+    ) -> Result<(Snapshot, Option<Prepared>), BackendError> {
+        match self.route().await? {
+            Route::Socket => {
+                let (snap, prepared) = self.socket.read_prepared(request, tabs).await?;
+                Ok((snap, Some(prepared)))
+            }
+            Route::Cli => Ok((self.cli.read(request).await?, None)),
+        }
+    }
+
     pub async fn prepare_write(&self, tabs: &[&str]) -> Result<Option<Prepared>, BackendError> {
         match self.route().await? {
             Route::Socket => self.socket.prepare_write(tabs).await.map(Some),
@@ -176,11 +190,18 @@ impl AutoBackend {
         row: usize,
         expect: &Item,
         item: &Item,
-        prepared: Option<Prepared>,
+        (prepared, ready): (Option<Prepared>, Ready),
     ) -> Result<Persisted, BackendError> {
         match self.route().await? {
-            Route::Socket => self.socket.change(tab, row, expect, item, prepared).await,
-            Route::Cli => self.cli.change(tab, row, expect, item).await,
+            Route::Socket => {
+                self.socket
+                    .change(tab, row, expect, item, (prepared, ready))
+                    .await
+            }
+            Route::Cli => {
+                wait_ready(ready).await?;
+                self.cli.change(tab, row, expect, item).await
+            }
         }
     }
 
@@ -189,11 +210,18 @@ impl AutoBackend {
         tab: &str,
         row: usize,
         expect: &Item,
-        prepared: Option<Prepared>,
+        (prepared, ready): (Option<Prepared>, Ready),
     ) -> Result<Persisted, BackendError> {
         match self.route().await? {
-            Route::Socket => self.socket.remove(tab, row, expect, prepared).await,
-            Route::Cli => self.cli.remove(tab, row, expect).await,
+            Route::Socket => {
+                self.socket
+                    .remove(tab, row, expect, (prepared, ready))
+                    .await
+            }
+            Route::Cli => {
+                wait_ready(ready).await?;
+                self.cli.remove(tab, row, expect).await
+            }
         }
     }
 

@@ -50,12 +50,12 @@ pub(crate) fn clash(tab: &str, all: &[String]) -> Option<BackendError> {
     })
 }
 
-/// Wait for `ready`; an error if the group must not be made.
+/// Wait for `ready`; an error if the write (or group) must not be made.
 pub(crate) async fn wait_ready(ready: Ready) -> Result<(), BackendError> {
     match ready.await {
         true => Ok(()),
         false => Err(BackendError::Failed(
-            "the group's audit entries were not recorded; nothing was changed".into(),
+            "the write's audit entries were not recorded; nothing was changed".into(),
         )),
     }
 }
@@ -323,41 +323,75 @@ impl Backend {
         prepared.map(Prepared).map_err(|e| self.locate(e))
     }
 
+    /// [`Self::prepare_write`] of `tabs` and [`Self::read`] of `request` (a write's plan), in
+    /// one round trip fewer over the socket (see `SocketBackend::read_prepared`).
+    pub async fn read_prepared(
+        &self,
+        request: &ReadRequest,
+        tabs: &[&str],
+    ) -> Result<(Snapshot, Prepared), BackendError> {
+        let read = match self {
+            Self::Socket(b) => b
+                .read_prepared(request, tabs)
+                .await
+                .map(|(snap, p)| (snap, Some(p))),
+            Self::Auto(b) => b.read_prepared(request, tabs).await,
+            Self::Cli(_) | Self::Memory(_) => {
+                return Ok((self.read(request).await?, Prepared::none()));
+            }
+        };
+        read.map(|(snap, p)| (snap, Prepared(p)))
+            .map_err(|e| self.locate(e))
+    }
+
     /// Replace the text, tags and note of `row`, if it still holds `expect`. `prepared`: from
-    /// [`Self::prepare_write`] for `[tab]`, or [`Prepared::none`].
+    /// [`Self::prepare_write`] for `[tab]`, or [`Prepared::none`]. Nothing changes before
+    /// `ready` (the write's audit entry on disk); over the socket the row's check is made while
+    /// it waits.
     pub async fn change(
         &self,
         tab: &str,
         row: usize,
         expect: &Item,
         item: &Item,
-        prepared: Prepared,
+        (prepared, ready): (Prepared, Ready),
     ) -> Result<Persisted, BackendError> {
         let p = prepared.0;
         (match self {
-            Self::Cli(b) => b.change(tab, row, expect, item).await,
-            Self::Socket(b) => b.change(tab, row, expect, item, p).await,
-            Self::Auto(b) => b.change(tab, row, expect, item, p).await,
-            Self::Memory(b) => b.change(tab, row, expect, item),
+            Self::Cli(b) => match wait_ready(ready).await {
+                Ok(()) => b.change(tab, row, expect, item).await,
+                Err(e) => Err(e),
+            },
+            Self::Socket(b) => b.change(tab, row, expect, item, (p, ready)).await,
+            Self::Auto(b) => b.change(tab, row, expect, item, (p, ready)).await,
+            Self::Memory(b) => match wait_ready(ready).await {
+                Ok(()) => b.change(tab, row, expect, item),
+                Err(e) => Err(e),
+            },
         })
         .map_err(|e| self.locate(e))
     }
 
-    /// Remove `row`, if it still holds `expect`. `prepared`: from [`Self::prepare_write`] for
-    /// `[tab]`, or [`Prepared::none`].
+    /// Remove `row`, if it still holds `expect`. `prepared` and `ready`: as [`Self::change`]'s.
     pub async fn remove(
         &self,
         tab: &str,
         row: usize,
         expect: &Item,
-        prepared: Prepared,
+        (prepared, ready): (Prepared, Ready),
     ) -> Result<Persisted, BackendError> {
         let p = prepared.0;
         (match self {
-            Self::Cli(b) => b.remove(tab, row, expect).await,
-            Self::Socket(b) => b.remove(tab, row, expect, p).await,
-            Self::Auto(b) => b.remove(tab, row, expect, p).await,
-            Self::Memory(b) => b.remove(tab, row, expect),
+            Self::Cli(b) => match wait_ready(ready).await {
+                Ok(()) => b.remove(tab, row, expect).await,
+                Err(e) => Err(e),
+            },
+            Self::Socket(b) => b.remove(tab, row, expect, (p, ready)).await,
+            Self::Auto(b) => b.remove(tab, row, expect, (p, ready)).await,
+            Self::Memory(b) => match wait_ready(ready).await {
+                Ok(()) => b.remove(tab, row, expect),
+                Err(e) => Err(e),
+            },
         })
         .map_err(|e| self.locate(e))
     }

@@ -167,7 +167,15 @@ async fn remove_copies(
                 .position(|it| it == item)
                 .ok_or_else(|| format!("the copy is no longer in {tab}; nothing to remove"))?;
             backend
-                .remove(tab, row, item, crate::backend::Prepared::none())
+                .remove(
+                    tab,
+                    row,
+                    item,
+                    (
+                        crate::backend::Prepared::none(),
+                        crate::backend::ready_now(),
+                    ),
+                )
                 .await
                 .map_err(|e| format!("removing the copy from {tab}: {e}"))?;
             removed += 1;

@@ -66,7 +66,7 @@ async fn an_unusable_data_dir_is_a_clear_start_up_error() {
 }
 
 /// A locked database refuses writes (nothing changes) instead of writing without an audit record,
-/// and writes work again once the lock is gone.
+/// an add and a delete alike, and writes work again once the lock is gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_database_refuses_writes_and_changes_nothing() {
     let copyq = PrivateCopyq::start().expect("CopyQ");
@@ -86,10 +86,17 @@ async fn a_locked_database_refuses_writes_and_changes_nothing() {
         json!({"mode": "add", "tab": "workspace/locked", "text": "during"}),
     )
     .await;
-    assert_eq!(
-        got,
-        "error|COPYQ_ERROR|The gateway's audit log is unavailable, so no write is allowed; nothing was changed"
-    );
+    let refused = "error|COPYQ_ERROR|The gateway's audit log is unavailable, so no write is allowed; nothing was changed";
+    assert_eq!(got, refused);
+    // A delete checks its row while its entry is being recorded: refused all the same, the row
+    // still there.
+    let got = err(
+        &c,
+        "mcp_write",
+        json!({"mode": "delete", "tab": "workspace/locked", "index": 0}),
+    )
+    .await;
+    assert_eq!(got, refused);
     db.execute_batch("COMMIT").expect("unlock");
     ok(
         &c,

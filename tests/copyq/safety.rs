@@ -415,11 +415,27 @@ async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
     let delays = save_delays(&copyq);
     let gw = gateway(&copyq).await;
     let backend = copyq_mcp::app::backend(&gw.settings).await;
-    let prepared = backend.prepare_write(&[tab]).await.expect("prepare");
+    // An update's first steps as the tool makes them: the unload in its plan's read.
+    let request = copyq_mcp::backend::ReadRequest {
+        tabs: copyq_mcp::backend::TabSelector::Names {
+            names: vec![tab.to_owned()],
+        },
+        skip: 0,
+        limit: Some(1),
+        preview: None,
+    };
+    let (read, prepared) = backend
+        .read_prepared(&request, &[tab])
+        .await
+        .expect("prepare");
+    assert_eq!(read.pages[0].items[0].text, "first");
     open_in_window(&copyq, tab);
     let first = Item::new("first", &[], "");
     let changed = Item::new("changed", &[], "");
-    let got = backend.change(tab, 0, &first, &changed, prepared).await;
+    let ready = copyq_mcp::backend::ready_now();
+    let got = backend
+        .change(tab, 0, &first, &changed, (prepared, ready))
+        .await;
     assert!(matches!(got, Ok(Persisted::SaveDelay)), "{got:?}");
     assert_eq!(save_delays(&copyq), delays);
     copyq.kill_server();
@@ -431,7 +447,8 @@ async fn a_tab_opened_in_copyq_mid_write_survives_a_crash() {
     let prepared = backend.prepare_write(&[tab]).await.expect("prepare");
     open_in_window(&copyq, tab);
     let second = Item::new("second", &[], "");
-    let got = backend.remove(tab, 1, &second, prepared).await;
+    let ready = copyq_mcp::backend::ready_now();
+    let got = backend.remove(tab, 1, &second, (prepared, ready)).await;
     assert!(matches!(got, Ok(Persisted::SaveDelay)), "{got:?}");
     assert_eq!(save_delays(&copyq), delays);
     copyq.kill_server();

@@ -509,7 +509,9 @@ pub(crate) mod tests {
 
     use super::super::probe::Layout;
     use super::*;
-    use crate::backend::{Item, Persisted, ReadRequest, SocketBackend, SocketConfig, TabSelector};
+    use crate::backend::{
+        Item, Persisted, ReadRequest, SocketBackend, SocketConfig, TabSelector, ready_now,
+    };
 
     /// Where the stand-in listens: a socket in `dir`, or on Windows a pipe named after `dir`.
     fn server_path(dir: &tempfile::TempDir) -> PathBuf {
@@ -642,7 +644,13 @@ pub(crate) mod tests {
         let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
         m().open_after("mcp/a", 0);
         let persisted = backend
-            .change("mcp/a", 0, &item("c"), &item("c2"), Some(prepared))
+            .change(
+                "mcp/a",
+                0,
+                &item("c"),
+                &item("c2"),
+                (Some(prepared), ready_now()),
+            )
             .await;
         assert_eq!(persisted.expect("change"), Persisted::SaveDelay);
         assert_eq!(m().config_changes(), 30);
@@ -693,7 +701,7 @@ pub(crate) mod tests {
             let first = backend.read(&plan).await.expect("plan").pages[0].items[0].clone();
             let new = text(&format!("{} changed", first.text));
             let persisted = backend
-                .change("mcp/a", 0, &first, &new, prepared)
+                .change("mcp/a", 0, &first, &new, (prepared, ready_now()))
                 .await
                 .expect("change");
             assert_eq!(persisted, Persisted::Unload);
@@ -703,13 +711,15 @@ pub(crate) mod tests {
         let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
         let first = backend.read(&plan).await.expect("plan").pages[0].items[0].clone();
         backend
-            .remove("mcp/a", 0, &first, Some(prepared))
+            .remove("mcp/a", 0, &first, (Some(prepared), ready_now()))
             .await
             .expect("remove");
         assert_eq!(loads() - before, 1);
         // A stale plan is refused as before.
         let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
-        let got = backend.remove("mcp/a", 0, &text("a"), Some(prepared)).await;
+        let got = backend
+            .remove("mcp/a", 0, &text("a"), (Some(prepared), ready_now()))
+            .await;
         assert!(
             matches!(got, Err(crate::backend::BackendError::Conflict)),
             "{got:?}"

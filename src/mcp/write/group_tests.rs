@@ -112,3 +112,119 @@ async fn a_group_refuses_an_add_copyq_would_make_in_a_look_alike_tab() {
         ]})
     );
 }
+
+async fn write(tools: &Arc<ToolState>, args: Value) -> String {
+    let args = args.as_object().cloned().unwrap_or_default();
+    match super::call(tools, &owner(), &args).await {
+        Ok(reply) => reply,
+        Err(e) => e.line(),
+    }
+}
+
+fn update(index: usize, text: &str) -> Value {
+    json!({"mode": "update", "tab": "workspace/u", "index": index, "field": "text",
+           "edit_mode": "replace", "text": text})
+}
+
+/// An update and a delete make five round trips each: the plan's read (the tab list; the unload
+/// with the row), the check (the tab list; the row), and the change with its verify and the
+/// unload after. The unload was a round trip of its own before the plan's read (six, issue 22,
+/// stop 54).
+#[tokio::test]
+async fn an_update_and_a_delete_make_five_round_trips_each() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (backend, _server, layout, model) = started(&dir).await;
+    layout.expect("the stand-in answers");
+    let trips = backend.clone();
+    let tools = Arc::new(ToolState::new(Backend::Socket(backend), Roots::default()));
+    for text in ["a", "b", "c"] {
+        add(&tools, "workspace/u", text).await;
+    }
+    let loads = || model.lock().unwrap_or_else(PoisonError::into_inner).loads();
+    let (before, loaded) = (trips.round_trips(), loads());
+    let got = write(&tools, update(1, "B")).await;
+    assert_eq!(
+        got,
+        "ok|mode:update|tab:workspace/u|full_path:mcp/workspace/u|index:1|field:text"
+    );
+    assert_eq!(trips.round_trips() - before, 5, "an update's round trips");
+    // The tab is loaded once, by the plan's read, for the check and the change too.
+    assert_eq!(loads() - loaded, 1, "loads of the tab by an update");
+    let before = trips.round_trips();
+    let got = write(
+        &tools,
+        json!({"mode": "delete", "tab": "workspace/u", "index": 0}),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "ok|mode:delete|tab:workspace/u|full_path:mcp/workspace/u|index:0"
+    );
+    assert_eq!(trips.round_trips() - before, 5, "a delete's round trips");
+    let texts = model
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .to_json();
+    assert_eq!(texts["tabs"][0]["items"], json!(["B", "a"]), "{texts}");
+}
+
+/// An update's check of its row goes to CopyQ while its audit entry is being recorded (the
+/// sync to disk and CopyQ's work overlap, as an add group's do), and nothing changes before the
+/// entry is on disk: with the audit log locked, the check is made and the item is as it was;
+/// once the lock is gone, the update is made and recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_updates_check_overlaps_its_audit_entry_and_nothing_changes_before_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (backend, _server, layout, model) = started(&dir).await;
+    layout.expect("the stand-in answers");
+    let data = tempfile::tempdir().expect("data dir");
+    let store = Arc::new(crate::store::Store::open(data.path()).expect("store"));
+    let tools = Arc::new(
+        ToolState::new(Backend::Socket(backend), Roots::default()).with_audit(store.clone()),
+    );
+    add(&tools, "workspace/u", "a").await;
+    let recorded = store.audit_since(0, 100).expect("audit").len();
+    let lists = || {
+        model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .tab_lists()
+    };
+    let items = || {
+        model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .to_json()["tabs"][0]["items"]
+            .clone()
+    };
+    let db = rusqlite::Connection::open(data.path().join(crate::store::FILE)).expect("db");
+    db.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    let before = lists();
+    let updating = tokio::spawn({
+        let tools = tools.clone();
+        async move { write(&tools, update(0, "A")).await }
+    });
+    // The plan's tab list, then the check's: the check is made while the entry waits.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while lists() - before < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the update's check waited for its audit entry"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(items(), json!(["a"]), "changed before its audit entry");
+    assert!(!updating.is_finished());
+    db.execute_batch("COMMIT").expect("unlock");
+    let got = updating.await.expect("update");
+    assert_eq!(
+        got,
+        "ok|mode:update|tab:workspace/u|full_path:mcp/workspace/u|index:0|field:text"
+    );
+    assert_eq!(items(), json!(["A"]));
+    assert_eq!(
+        store.audit_since(0, 100).expect("audit").len(),
+        recorded + 1
+    );
+}

@@ -35,7 +35,7 @@ use super::error::ToolError;
 use crate::auth::Principal;
 use crate::backend::{BackendError, Insert, Item, Prepared, ReadRequest, Ready};
 use crate::clipboard::{Coverage, TabRef};
-use plan::{Add, Plan, clash, plan, plan_add_unchecked, tab_full};
+use plan::{Add, Plan, clash, plan, plan_add_unchecked, plan_write, tab_full};
 use record::{add_entry, audit_entry, kept};
 use render::{Done, ok, ok_add, preview_masked};
 
@@ -65,8 +65,8 @@ pub async fn call(
         }
         _ => None,
     };
-    let prepared = prepare(tools, &call.op).await?;
-    let plan = plan(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
+    let (plan, prepared) =
+        plan_write(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
     // Once it starts, a write runs to its end in a task of its own: the request may be cancelled
     // (client gone, request deadline), but a write stopped between its steps would leave CopyQ's
     // save delays at 0, a move in both tabs, or an audit entry that says nothing. (rmcp runs each
@@ -316,38 +316,43 @@ async fn record(
     plan: &Plan,
     principal: &Principal,
 ) -> Result<Option<i64>, ToolError> {
-    let Some(store) = &tools.audit else {
+    let Some(store) = tools.audit.clone() else {
         return Ok(None);
     };
     let kept = kept(&tools.backend, plan, store.audit_max_bytes()).await?;
-    let id = store
-        .record_audit_kept(&audit_entry(plan, principal), &kept)
-        .map_err(|e| audit_unavailable(&e))?;
-    Ok(Some(id))
+    let entry = audit_entry(plan, principal);
+    // Off the async threads, so that the sync to disk overlaps the write's check.
+    let recorded =
+        tokio::task::spawn_blocking(move || store.record_audit_kept(&entry, &kept)).await;
+    match recorded {
+        Ok(Ok(id)) => Ok(Some(id)),
+        Ok(Err(e)) => Err(audit_unavailable(&e)),
+        Err(e) => Err(audit_unavailable(&e)),
+    }
 }
 
-/// A change's, delete's or move's first steps, made before it is planned, with the write lock
-/// held (see [`crate::backend::Backend::prepare_write`]); nothing for the other writes.
-async fn prepare(tools: &ToolState, op: &params::WriteOp) -> Result<Prepared, ToolError> {
-    use params::WriteOp;
-    let tabs: Vec<&str> = match op {
-        WriteOp::Update { tab, .. } | WriteOp::Delete { tab, .. } => vec![&tab.full],
-        WriteOp::Move { tab, to, .. } => vec![&to.full, &tab.full],
-        WriteOp::Add { .. } | WriteOp::TabCreate { .. } | WriteOp::TabDelete { .. } => {
-            return Ok(Prepared::none());
-        }
-    };
-    Ok(tools.backend.prepare_write(&tabs).await?)
-}
-
+/// The write, with its audit entry recorded before anything changes: the backend makes the
+/// steps that change nothing (an update's or delete's check of its row) while the entry is
+/// synced to disk, and waits for it (`ready`) before the change; if it cannot be recorded,
+/// nothing is changed and that is the answer.
 async fn execute_audited(
     tools: &ToolState,
     plan: &Plan,
     principal: &Principal,
     prepared: Prepared,
 ) -> Result<String, ToolError> {
-    let audit_id = record(tools, plan, principal).await?;
-    let result = execute(tools, &principal.tabs, plan, prepared).await;
+    let (recorded_tx, recorded_rx) = tokio::sync::oneshot::channel();
+    let recording = async {
+        let id = record(tools, plan, principal).await;
+        let _sent = recorded_tx.send(id.is_ok());
+        id
+    };
+    let ready: Ready = Box::pin(async move { recorded_rx.await.unwrap_or(false) });
+    let (audit_id, result) = tokio::join!(
+        recording,
+        execute(tools, &principal.tabs, plan, (prepared, ready))
+    );
+    let audit_id = audit_id?;
     match (&tools.audit, audit_id) {
         (Some(store), Some(id)) => outcome::settle(store, id, plan, result),
         _ => result,
@@ -417,7 +422,7 @@ async fn execute(
     tools: &ToolState,
     tabs: &Coverage,
     plan: &Plan,
-    prepared: Prepared,
+    prepared: (Prepared, Ready),
 ) -> Result<String, ToolError> {
     match execute_plan(tools, plan, prepared).await {
         Err(e) => Err(misdirected(tools, tabs, e).await),
@@ -428,10 +433,18 @@ async fn execute(
 async fn execute_plan(
     tools: &ToolState,
     plan: &Plan,
-    prepared: Prepared,
+    (prepared, ready): (Prepared, Ready),
 ) -> Result<String, ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
+    // An update or delete waits for `ready` after its check; the others before their first step.
+    let ready = match plan {
+        Plan::Update { .. } | Plan::Delete { .. } => ready,
+        _ => {
+            crate::backend::wait_ready(ready).await?;
+            crate::backend::ready_now()
+        }
+    };
     let persisted = match plan {
         Plan::Add(Add { tab, item, limit }) => b
             .insert(&tab.full, item, *limit)
@@ -444,11 +457,11 @@ async fn execute_plan(
             after,
             ..
         } => b
-            .change(&tab.full, *index, before, after, prepared)
+            .change(&tab.full, *index, before, after, (prepared, ready))
             .await
             .map_err(|e| refused(e, tab, tab, *index))?,
         Plan::Delete { tab, index, item } => b
-            .remove(&tab.full, *index, item, prepared)
+            .remove(&tab.full, *index, item, (prepared, ready))
             .await
             .map_err(|e| refused(e, tab, tab, *index))?,
         Plan::Move {
@@ -552,10 +565,15 @@ mod tests {
         // Another writer adds an item between planning and executing: "b" is now at index 2.
         mem.insert("mcp/info", &Item::new("new", &[], ""), 200)
             .unwrap();
-        let got = execute(&tools, &Coverage::All, &planned, Prepared::none())
-            .await
-            .unwrap_err()
-            .line();
+        let got = execute(
+            &tools,
+            &Coverage::All,
+            &planned,
+            (Prepared::none(), crate::backend::ready_now()),
+        )
+        .await
+        .unwrap_err()
+        .line();
         assert_eq!(
             got,
             "error|COPYQ_ERROR|Item 1 of 'info' changed in CopyQ while this write was being made; nothing was changed. Read it again and retry"
@@ -575,10 +593,15 @@ mod tests {
         let planned = plan(&tools, &Coverage::All, &call.op, None).await.unwrap();
         // The owner makes "&mcp/workspace/kh" between planning and executing.
         mem.create_tab("&mcp/workspace/kh").unwrap();
-        let got = execute(&tools, &Coverage::All, &planned, Prepared::none())
-            .await
-            .unwrap_err()
-            .line();
+        let got = execute(
+            &tools,
+            &Coverage::All,
+            &planned,
+            (Prepared::none(), crate::backend::ready_now()),
+        )
+        .await
+        .unwrap_err()
+        .line();
         assert_eq!(
             got,
             "error|PERMISSION_DENIED|CopyQ made this write in its tab '&mcp/workspace/kh' instead of \

@@ -8,7 +8,7 @@ use super::super::error::ToolError;
 use super::edit::{EditMode, Field};
 use super::params::WriteOp;
 use super::seen::edited_seen;
-use crate::backend::{Item, ReadRequest, Snapshot, TabPage, TabSelector};
+use crate::backend::{Item, Prepared, ReadRequest, Snapshot, TabPage, TabSelector};
 use crate::clipboard::{Coverage, TabRef};
 
 /// An add as planned: the tab, the item, and the tab's room (CopyQ's `maxitems`).
@@ -64,35 +64,63 @@ pub fn tab_full(tab: &TabRef, limit: usize) -> ToolError {
     ))
 }
 
-/// What a plan reads: the tabs, and for a write that adds an item, CopyQ's `maxitems`.
+/// What a plan reads: the tabs, and for a write that adds an item, CopyQ's `maxitems`; with
+/// the write's first steps when they were made with the read ([`plan_write`]).
 struct State {
     snap: Snapshot,
     max_items: Option<usize>,
+    prepared: Prepared,
+}
+
+/// How a plan reads: for `maxitems` too (a write that adds an item), or with the write's first
+/// steps (an update's or delete's unload, [`crate::backend::Backend::read_prepared`]), or alone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Alone,
+    Limits,
+    Prepared,
 }
 
 async fn snapshot(
     tools: &ToolState,
     names: Vec<String>,
     (skip, limit): (usize, usize),
-    limits: bool,
+    reading: Reading,
 ) -> Result<State, ToolError> {
+    let unload: Vec<&str> = match reading {
+        Reading::Prepared => names.iter().map(String::as_str).collect(),
+        _ => Vec::new(),
+    };
     let request = ReadRequest {
-        tabs: TabSelector::Names { names },
+        tabs: TabSelector::Names {
+            names: names.clone(),
+        },
         skip,
         limit: Some(limit),
         preview: None,
     };
-    Ok(if limits {
-        let (snap, max) = tools.backend.read_with_max_items(&request).await?;
-        State {
-            snap,
-            max_items: Some(max),
+    Ok(match reading {
+        Reading::Limits => {
+            let (snap, max) = tools.backend.read_with_max_items(&request).await?;
+            State {
+                snap,
+                max_items: Some(max),
+                prepared: Prepared::none(),
+            }
         }
-    } else {
-        State {
+        Reading::Prepared => {
+            let (snap, prepared) = tools.backend.read_prepared(&request, &unload).await?;
+            State {
+                snap,
+                max_items: None,
+                prepared,
+            }
+        }
+        Reading::Alone => State {
             snap: tools.backend.read(&request).await?,
             max_items: None,
-        }
+            prepared: Prepared::none(),
+        },
     })
 }
 
@@ -103,12 +131,18 @@ async fn item_at(
     index: i64,
     also: Option<&TabRef>,
     expected: Option<&str>,
+    prepare: bool,
 ) -> Result<(usize, Item, State), ToolError> {
     let mut names = vec![tab.full.clone()];
     names.extend(also.map(|t| t.full.clone()));
     let skip = usize::try_from(index).unwrap_or(0);
     let window = (skip, if index < 0 { 0 } else { 1 });
-    let state = snapshot(tools, names, window, also.is_some()).await?;
+    let reading = match (also, prepare) {
+        (Some(_), _) => Reading::Limits,
+        (None, true) => Reading::Prepared,
+        (None, false) => Reading::Alone,
+    };
+    let state = snapshot(tools, names, window, reading).await?;
     let page = state
         .snap
         .pages
@@ -187,7 +221,7 @@ pub async fn plan_add(
     tab: &TabRef,
     item: &Item,
 ) -> Result<Add, ToolError> {
-    let state = snapshot(tools, vec![tab.full.clone()], (0, 0), true).await?;
+    let state = snapshot(tools, vec![tab.full.clone()], (0, 0), Reading::Limits).await?;
     no_clash(&state.snap, tab, tabs)?;
     Ok(Add {
         tab: tab.clone(),
@@ -223,7 +257,38 @@ pub async fn plan(
     op: &WriteOp,
     expected: Option<&str>,
 ) -> Result<Plan, ToolError> {
-    Ok(match op {
+    Ok(planned(tools, tabs, op, expected, false).await?.0)
+}
+
+/// A write's plan and its first steps, made with the write lock held before the write: an
+/// update's or delete's unload in its plan's read ([`crate::backend::Backend::read_prepared`]), a move's before
+/// its plan ([`crate::backend::Backend::prepare_write`]); nothing for the other writes.
+pub async fn plan_write(
+    tools: &ToolState,
+    tabs: &Coverage,
+    op: &WriteOp,
+    expected: Option<&str>,
+) -> Result<(Plan, Prepared), ToolError> {
+    let prepared = match op {
+        WriteOp::Move { tab, to, .. } => {
+            tools.backend.prepare_write(&[&to.full, &tab.full]).await?
+        }
+        _ => Prepared::none(),
+    };
+    let (plan, made) = planned(tools, tabs, op, expected, true).await?;
+    Ok((plan, made.unwrap_or(prepared)))
+}
+
+/// The plan of `op`; with `prepare`, an update's or delete's unload made in its read (returned).
+async fn planned(
+    tools: &ToolState,
+    tabs: &Coverage,
+    op: &WriteOp,
+    expected: Option<&str>,
+    prepare: bool,
+) -> Result<(Plan, Option<Prepared>), ToolError> {
+    let mut made = None;
+    let plan = match op {
         WriteOp::Add { tab, item } => Plan::Add(plan_add(tools, tabs, tab, item).await?),
         WriteOp::Update {
             tab,
@@ -233,7 +298,9 @@ pub async fn plan(
             value,
             matched,
         } => {
-            let (index, before, _) = item_at(tools, tab, *index, None, expected).await?;
+            let (index, before, state) =
+                item_at(tools, tab, *index, None, expected, prepare).await?;
+            made = prepare.then_some(state.prepared);
             let after = edited_seen(
                 tools,
                 (tab, index),
@@ -252,7 +319,8 @@ pub async fn plan(
             }
         }
         WriteOp::Delete { tab, index } => {
-            let (index, item, _) = item_at(tools, tab, *index, None, expected).await?;
+            let (index, item, state) = item_at(tools, tab, *index, None, expected, prepare).await?;
+            made = prepare.then_some(state.prepared);
             Plan::Delete {
                 tab: tab.clone(),
                 index,
@@ -260,7 +328,8 @@ pub async fn plan(
             }
         }
         WriteOp::Move { tab, index, to } => {
-            let (index, item, state) = item_at(tools, tab, *index, Some(to), expected).await?;
+            let (index, item, state) =
+                item_at(tools, tab, *index, Some(to), expected, false).await?;
             no_clash(&state.snap, to, tabs)?;
             Plan::Move {
                 from: tab.clone(),
@@ -271,7 +340,7 @@ pub async fn plan(
             }
         }
         WriteOp::TabCreate { path } => {
-            let snap = snapshot(tools, vec![path.full.clone()], (0, 0), false)
+            let snap = snapshot(tools, vec![path.full.clone()], (0, 0), Reading::Alone)
                 .await?
                 .snap;
             no_clash(&snap, path, tabs)?;
@@ -284,7 +353,8 @@ pub async fn plan(
             path: path.clone(),
             tabs: with_sub_tabs(tools, path).await?,
         },
-    })
+    };
+    Ok((plan, made))
 }
 
 /// The tab `path` and its sub-tabs with all their items (for the audit log), parent first.

@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::sync::{Arc, PoisonError};
 
+use super::super::client::Client;
 use super::super::slots;
 use super::super::value::{Call, Map, Value, map_get};
 use super::{SocketBackend, failed, row_arg};
@@ -30,6 +31,17 @@ pub struct Prepared {
     before: Before,
 }
 
+impl Prepared {
+    /// The unload of `names` on `client`'s connection, which found `before`.
+    pub(super) fn made(client: &Arc<Client>, names: &[&str], before: Before) -> Prepared {
+        Prepared {
+            connection: Arc::as_ptr(client) as usize,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            before,
+        }
+    }
+}
+
 /// What the steps before a write's body found of the tabs it touches.
 #[derive(Debug)]
 pub(crate) struct Before {
@@ -40,7 +52,7 @@ pub(crate) struct Before {
 impl Before {
     /// What the unload found of the tabs a write touches: those `existing` were tabs, CopyQ
     /// unloaded `unloaded` of them.
-    fn found<S: AsRef<str>>(existing: &[S], unloaded: &[String]) -> Before {
+    pub(super) fn found<S: AsRef<str>>(existing: &[S], unloaded: &[String]) -> Before {
         Before {
             pinned: pinned(existing, unloaded),
         }
@@ -215,11 +227,11 @@ impl SocketBackend {
             .copied()
             .filter(|n| all.iter().any(|a| a == n))
             .collect();
-        Ok(Prepared {
-            connection: Arc::as_ptr(&client) as usize,
-            names: names.iter().map(|n| n.to_string()).collect(),
-            before: Before::found(&existing, &unloaded),
-        })
+        Ok(Prepared::made(
+            &client,
+            names,
+            Before::found(&existing, &unloaded),
+        ))
     }
 
     /// What [`Self::prepare_write`] found, if it was made for `names` on the connection in use

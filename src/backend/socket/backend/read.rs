@@ -3,6 +3,7 @@
 
 use super::super::slots;
 use super::super::value::{Map, Value};
+use super::durable::{Before, Prepared};
 use super::rows::{into_map, item_from};
 use super::{SocketBackend, cut, data_file, failed, row_arg};
 use crate::backend::{
@@ -42,10 +43,38 @@ impl SocketBackend {
     /// Made again when a write moved the rows of a tab between two of its round trips (reads go
     /// beside writes): see [`Self::fill_data_files`].
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
-        again_on_conflict(|| self.read_once(req)).await
+        again_on_conflict(|| async { Ok(self.read_once(req, &[]).await?.0) }).await
     }
 
-    async fn read_once(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
+    /// [`Self::prepare_write`] of `names` and [`Self::read`] of `req` (a write's plan) in one
+    /// round trip fewer: the unload of `names` goes first in the read's batch after its tab list,
+    /// so the read loads each tab once, for the write's check and body too, as the read after
+    /// the prepare did (one round trip of an update's or delete's six, issue 22, stop 54).
+    pub async fn read_prepared(
+        &self,
+        req: &ReadRequest,
+        names: &[&str],
+    ) -> Result<(Snapshot, Prepared), BackendError> {
+        // The connection before the read: one re-made during it is to a CopyQ whose tabs the
+        // write asks again (`prepared` compares it).
+        let (client, _) = self.client().await?;
+        let (snap, found) = again_on_conflict(|| self.read_once(req, names)).await?;
+        let existing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| snap.all_tabs.iter().any(|a| a == n))
+            .collect();
+        let before = Before::found(&existing, &found.unwrap_or_default());
+        Ok((snap, Prepared::made(&client, names, before)))
+    }
+
+    /// One read of `req`; with `unload` (the tabs a write will touch), their unload first in the
+    /// batch after the tab list, and the tabs CopyQ answered it unloaded.
+    async fn read_once(
+        &self,
+        req: &ReadRequest,
+        unload: &[&str],
+    ) -> Result<(Snapshot, Option<Vec<String>>), BackendError> {
         self.settle_owed().await?;
         let all_tabs = self.tabs().await?;
         let names: Vec<String> = match &req.tabs {
@@ -67,7 +96,10 @@ impl SocketBackend {
         let together = req
             .limit
             .filter(|limit| names.len().saturating_mul(*limit) <= WINDOW_CALLS);
-        let mut calls: Vec<_> = names.iter().map(|n| slots::browser_length(n)).collect();
+        // write protocol: unload (unloading a tab that does not exist creates nothing)
+        let unload = (!unload.is_empty()).then(|| slots::unload_tabs(unload));
+        let mut calls: Vec<_> = unload.iter().cloned().collect();
+        calls.extend(names.iter().map(|n| slots::browser_length(n)));
         if let Some(limit) = together {
             for name in &names {
                 let window = req.skip..req.skip.saturating_add(limit);
@@ -79,7 +111,15 @@ impl SocketBackend {
         if req.limit.is_none() {
             calls.extend(names.iter().map(|n| slots::create_selection(n)));
         }
-        let mut replies = self.call_many(calls).await?;
+        let mut replies = self.call_many(calls).await?.into_iter();
+        let unloaded = match &unload {
+            Some(call) => Some(
+                slots::expect_string_list(call, replies.next().unwrap_or(Value::Invalid))
+                    .map_err(failed)?,
+            ),
+            None => None,
+        };
+        let mut replies: Vec<Value> = replies.collect();
         let rest = replies.split_off(names.len().min(replies.len()));
         let mut totals = Vec::with_capacity(names.len());
         for (call_tab, reply) in names.iter().zip(replies) {
@@ -123,7 +163,7 @@ impl SocketBackend {
                     .collect(),
             })
             .collect();
-        Ok(Snapshot { pages, all_tabs })
+        Ok((Snapshot { pages, all_tabs }, unloaded))
     }
 
     /// Rows of tabs, whole: the tab list, then every length and row in one batch.

@@ -7,7 +7,7 @@ use super::data_file::Formats;
 use super::durable::{Prepared, Saved};
 use super::group::Write;
 use super::{SocketBackend, failed, item_of, map_of};
-use crate::backend::{BackendError, Item, Made, Persisted};
+use crate::backend::{BackendError, Item, Made, Persisted, Ready, wait_ready};
 
 fn row(r: usize) -> i32 {
     i32::try_from(r).unwrap_or(i32::MAX)
@@ -256,11 +256,13 @@ impl SocketBackend {
         r: usize,
         expect: &Item,
         item: &Item,
-        prepared: Option<Prepared>,
+        (prepared, ready): (Option<Prepared>, Ready),
     ) -> Result<Persisted, BackendError> {
         let (_, before) = self
             .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
             .await?;
+        // Nothing has changed so far (an unload only saves); nothing changes before `ready`.
+        wait_ready(ready).await?;
         let body = |then: Vec<Call>| async move {
             // browserChange merges keys; an invalid value removes one.
             let mut data = map_of(item);
@@ -295,11 +297,12 @@ impl SocketBackend {
         tab: &str,
         r: usize,
         expect: &Item,
-        prepared: Option<Prepared>,
+        (prepared, ready): (Option<Prepared>, Ready),
     ) -> Result<Persisted, BackendError> {
         let (_, before) = self
             .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
             .await?;
+        wait_ready(ready).await?;
         let body = |then: Vec<Call>| async move {
             let qt = self.layout().await?.qt;
             let calls = [slots::browser_remove_rows(qt, tab, vec![row(r)])];
