@@ -165,4 +165,13 @@ plant group-room-ignores-batch 1 src/backend/socket/backend/group.rs 's/        
     -- "${host[@]}" "${t[@]}" --lib a_groups_inserts_go_in_one_round_trip
 plant group-length-chain 1 src/backend/socket/backend/group.rs 's/                    lengths\[at\] = length\.or\(lengths\[at\]\);\n//' \
     -- "${host[@]}" "${t[@]}" --lib a_refused_insert_does_not_fail_the_next
+# An update's plan reads without its unload (issue 22, stop 54): the check unloads and loads the
+# tab again. An update changes its row before its audit entry is on disk. An update's check waits
+# for its audit entry (no overlap).
+plant update-plan-without-unload 1 src/mcp/write/plan.rs 's/\(None, true\) => Reading::Prepared,/(None, true) => Reading::Alone,/' \
+    -- "${host[@]}" "${t[@]}" --lib an_update_and_a_delete_make_five_round_trips
+plant update-changes-before-audit 1 src/backend/socket/backend/write.rs 's/        \/\/ Nothing has changed so far \(an unload only saves\); nothing changes before `ready`.\n        wait_ready\(ready\)\.await\?;\n//' \
+    -- "${host[@]}" "${t[@]}" --lib an_updates_check_overlaps_its_audit_entry
+plant update-check-after-audit 1 src/mcp/write/mod.rs 's/let \(audit_id, result\) = tokio::join!\(\n        recording,\n        execute\(tools, &principal\.tabs, plan, \(prepared, ready\)\)\n    \);/let audit_id = recording.await;\n    let result = execute(tools, &principal.tabs, plan, (prepared, ready)).await;/' \
+    -- "${host[@]}" "${t[@]}" --lib an_updates_check_overlaps_its_audit_entry
 exit $bad
