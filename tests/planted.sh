@@ -91,7 +91,7 @@ plant full-cli 2 $js 's/if \(size\(\) >= limit\)/if (size() > limit)/' \
     -- "${cli[@]}" "${t[@]}" --test copyq safety
 # move and tab_create left out of the audit log.
 plant audit-move-create 2 src/mcp/write/mod.rs \
-    's/let Some\(store\) = tools\.audit\.clone\(\) else \{/let Some(store) = tools.audit.clone().filter(|_| !matches!(plan, Plan::Move { .. } | Plan::TabCreate { .. })) else {/' \
+    's/let Some\(store\) = tools\.audit\.clone\(\) else \{\n        return Ok\(None\);/let Some(store) = tools.audit.clone().filter(|_| !matches!(plan, Plan::Move { .. } | Plan::TabCreate { .. })) else {\n        return Ok(None);/' \
     -- "${t[@]}" --test copyq audit
 # /token: a code redeemed by another client, or with another redirect URI.
 plant code-other-client 1 src/oauth/token/grants.rs \
