@@ -565,20 +565,21 @@ mod tests {
         // Another writer adds an item between planning and executing: "b" is now at index 2.
         mem.insert("mcp/info", &Item::new("new", &[], ""), 200)
             .unwrap();
-        let got = execute(
-            &tools,
-            &Coverage::All,
-            &planned,
-            (Prepared::none(), crate::backend::ready_now()),
-        )
-        .await
-        .unwrap_err()
-        .line();
+        let got = refused_now(&tools, &planned).await;
         assert_eq!(
             got,
             "error|COPYQ_ERROR|Item 1 of 'info' changed in CopyQ while this write was being made; nothing was changed. Read it again and retry"
         );
         assert_eq!(texts(&mem, "mcp/info"), ["new", "a", "b"]);
+    }
+
+    /// The error line of `planned` executed now, with nothing made before it.
+    async fn refused_now(tools: &ToolState, planned: &Plan) -> String {
+        let nothing = (Prepared::none(), crate::backend::ready_now());
+        execute(tools, &Coverage::All, planned, nothing)
+            .await
+            .unwrap_err()
+            .line()
     }
 
     #[tokio::test]
@@ -593,15 +594,7 @@ mod tests {
         let planned = plan(&tools, &Coverage::All, &call.op, None).await.unwrap();
         // The owner makes "&mcp/workspace/kh" between planning and executing.
         mem.create_tab("&mcp/workspace/kh").unwrap();
-        let got = execute(
-            &tools,
-            &Coverage::All,
-            &planned,
-            (Prepared::none(), crate::backend::ready_now()),
-        )
-        .await
-        .unwrap_err()
-        .line();
+        let got = refused_now(&tools, &planned).await;
         assert_eq!(
             got,
             "error|PERMISSION_DENIED|CopyQ made this write in its tab '&mcp/workspace/kh' instead of \
