@@ -161,8 +161,7 @@ impl AutoBackend {
         routed!(self, every_format(tab, row, expect))
     }
 
-    /// The socket's [`SocketBackend::prepare_write`]; nothing through the CLI (its script makes
-    /// every step). A write routed elsewhere than its preparation makes every step itself.
+    /// The socket's [`SocketBackend::read_prepared`]; a read alone through the CLI.
     pub async fn read_prepared(
         &self,
         request: &ReadRequest,
@@ -177,6 +176,8 @@ impl AutoBackend {
         }
     }
 
+    /// The socket's [`SocketBackend::prepare_write`]; nothing through the CLI (its script makes
+    /// every step). A write routed elsewhere than its preparation makes every step itself.
     pub async fn prepare_write(&self, tabs: &[&str]) -> Result<Option<Prepared>, BackendError> {
         match self.route().await? {
             Route::Socket => self.socket.prepare_write(tabs).await.map(Some),

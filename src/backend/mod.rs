@@ -60,6 +60,15 @@ pub(crate) async fn wait_ready(ready: Ready) -> Result<(), BackendError> {
     }
 }
 
+/// `write` once `ready` says so: the CLI and in-memory backends have no step to make meanwhile.
+async fn when_ready<T>(
+    ready: Ready,
+    write: impl std::future::Future<Output = Result<T, BackendError>>,
+) -> Result<T, BackendError> {
+    wait_ready(ready).await?;
+    write.await
+}
+
 /// Which tabs a read covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -271,14 +280,8 @@ impl Backend {
         let results = match self {
             Self::Socket(b) => b.insert_many(writes, ready).await,
             Self::Auto(b) => b.insert_many(writes, ready).await,
-            Self::Cli(b) => match wait_ready(ready).await {
-                Ok(()) => b.insert_many(writes).await,
-                Err(e) => Err(e),
-            },
-            Self::Memory(b) => match wait_ready(ready).await {
-                Ok(()) => b.insert_many(writes),
-                Err(e) => Err(e),
-            },
+            Self::Cli(b) => when_ready(ready, b.insert_many(writes)).await,
+            Self::Memory(b) => when_ready(ready, async { b.insert_many(writes) }).await,
         };
         Ok(results
             .map_err(|e| self.locate(e))?
@@ -358,16 +361,10 @@ impl Backend {
     ) -> Result<Persisted, BackendError> {
         let p = prepared.0;
         (match self {
-            Self::Cli(b) => match wait_ready(ready).await {
-                Ok(()) => b.change(tab, row, expect, item).await,
-                Err(e) => Err(e),
-            },
+            Self::Cli(b) => when_ready(ready, b.change(tab, row, expect, item)).await,
             Self::Socket(b) => b.change(tab, row, expect, item, (p, ready)).await,
             Self::Auto(b) => b.change(tab, row, expect, item, (p, ready)).await,
-            Self::Memory(b) => match wait_ready(ready).await {
-                Ok(()) => b.change(tab, row, expect, item),
-                Err(e) => Err(e),
-            },
+            Self::Memory(b) => when_ready(ready, async { b.change(tab, row, expect, item) }).await,
         })
         .map_err(|e| self.locate(e))
     }
@@ -382,16 +379,10 @@ impl Backend {
     ) -> Result<Persisted, BackendError> {
         let p = prepared.0;
         (match self {
-            Self::Cli(b) => match wait_ready(ready).await {
-                Ok(()) => b.remove(tab, row, expect).await,
-                Err(e) => Err(e),
-            },
+            Self::Cli(b) => when_ready(ready, b.remove(tab, row, expect)).await,
             Self::Socket(b) => b.remove(tab, row, expect, (p, ready)).await,
             Self::Auto(b) => b.remove(tab, row, expect, (p, ready)).await,
-            Self::Memory(b) => match wait_ready(ready).await {
-                Ok(()) => b.remove(tab, row, expect),
-                Err(e) => Err(e),
-            },
+            Self::Memory(b) => when_ready(ready, async { b.remove(tab, row, expect) }).await,
         })
         .map_err(|e| self.locate(e))
     }

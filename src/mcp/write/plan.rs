@@ -261,33 +261,27 @@ pub async fn plan(
 }
 
 /// A write's plan and its first steps, made with the write lock held before the write: an
-/// update's or delete's unload in its plan's read ([`crate::backend::Backend::read_prepared`]), a move's before
-/// its plan ([`crate::backend::Backend::prepare_write`]); nothing for the other writes.
+/// update's or delete's unload in its plan's read ([`crate::backend::Backend::read_prepared`]), a
+/// move's before its plan ([`crate::backend::Backend::prepare_write`]); nothing for the other
+/// writes.
 pub async fn plan_write(
     tools: &ToolState,
     tabs: &Coverage,
     op: &WriteOp,
     expected: Option<&str>,
 ) -> Result<(Plan, Prepared), ToolError> {
-    let prepared = match op {
-        WriteOp::Move { tab, to, .. } => {
-            tools.backend.prepare_write(&[&to.full, &tab.full]).await?
-        }
-        _ => Prepared::none(),
-    };
-    let (plan, made) = planned(tools, tabs, op, expected, true).await?;
-    Ok((plan, made.unwrap_or(prepared)))
+    planned(tools, tabs, op, expected, true).await
 }
 
-/// The plan of `op`; with `prepare`, an update's or delete's unload made in its read (returned).
+/// The plan of `op`, and with `prepare` the first steps [`plan_write`] makes (else none).
 async fn planned(
     tools: &ToolState,
     tabs: &Coverage,
     op: &WriteOp,
     expected: Option<&str>,
     prepare: bool,
-) -> Result<(Plan, Option<Prepared>), ToolError> {
-    let mut made = None;
+) -> Result<(Plan, Prepared), ToolError> {
+    let mut made = Prepared::none();
     let plan = match op {
         WriteOp::Add { tab, item } => Plan::Add(plan_add(tools, tabs, tab, item).await?),
         WriteOp::Update {
@@ -300,7 +294,7 @@ async fn planned(
         } => {
             let (index, before, state) =
                 item_at(tools, tab, *index, None, expected, prepare).await?;
-            made = prepare.then_some(state.prepared);
+            made = state.prepared;
             let after = edited_seen(
                 tools,
                 (tab, index),
@@ -320,7 +314,7 @@ async fn planned(
         }
         WriteOp::Delete { tab, index } => {
             let (index, item, state) = item_at(tools, tab, *index, None, expected, prepare).await?;
-            made = prepare.then_some(state.prepared);
+            made = state.prepared;
             Plan::Delete {
                 tab: tab.clone(),
                 index,
@@ -328,6 +322,9 @@ async fn planned(
             }
         }
         WriteOp::Move { tab, index, to } => {
+            if prepare {
+                made = tools.backend.prepare_write(&[&to.full, &tab.full]).await?;
+            }
             let (index, item, state) =
                 item_at(tools, tab, *index, Some(to), expected, false).await?;
             no_clash(&state.snap, to, tabs)?;

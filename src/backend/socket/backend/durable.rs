@@ -32,12 +32,23 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The unload of `names` on `client`'s connection, which found `before`.
-    pub(super) fn made(client: &Arc<Client>, names: &[&str], before: Before) -> Prepared {
+    /// The unload of `names` on `client`'s connection, with the tab list `all` asked before it:
+    /// CopyQ answered that it unloaded `unloaded`.
+    pub(super) fn made(
+        client: &Arc<Client>,
+        names: &[&str],
+        all: &[String],
+        unloaded: &[String],
+    ) -> Prepared {
+        let existing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| all.iter().any(|a| a == n))
+            .collect();
         Prepared {
             connection: Arc::as_ptr(client) as usize,
             names: names.iter().map(|n| n.to_string()).collect(),
-            before,
+            before: Before::found(&existing, unloaded),
         }
     }
 }
@@ -52,7 +63,7 @@ pub(crate) struct Before {
 impl Before {
     /// What the unload found of the tabs a write touches: those `existing` were tabs, CopyQ
     /// unloaded `unloaded` of them.
-    pub(super) fn found<S: AsRef<str>>(existing: &[S], unloaded: &[String]) -> Before {
+    fn found<S: AsRef<str>>(existing: &[S], unloaded: &[String]) -> Before {
         Before {
             pinned: pinned(existing, unloaded),
         }
@@ -222,16 +233,7 @@ impl SocketBackend {
             .map_err(|_| BackendError::Failed("unload: a reply is missing".into()))?;
         let all = slots::expect_string_list(&slots::tabs(), all).map_err(failed)?;
         let unloaded = slots::expect_string_list(&unload, unloaded).map_err(failed)?;
-        let existing: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| all.iter().any(|a| a == n))
-            .collect();
-        Ok(Prepared::made(
-            &client,
-            names,
-            Before::found(&existing, &unloaded),
-        ))
+        Ok(Prepared::made(&client, names, &all, &unloaded))
     }
 
     /// What [`Self::prepare_write`] found, if it was made for `names` on the connection in use

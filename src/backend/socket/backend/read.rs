@@ -3,7 +3,7 @@
 
 use super::super::slots;
 use super::super::value::{Map, Value};
-use super::durable::{Before, Prepared};
+use super::durable::Prepared;
 use super::rows::{into_map, item_from};
 use super::{SocketBackend, cut, data_file, failed, row_arg};
 use crate::backend::{
@@ -58,14 +58,10 @@ impl SocketBackend {
         // The connection before the read: one re-made during it is to a CopyQ whose tabs the
         // write asks again (`prepared` compares it).
         let (client, _) = self.client().await?;
-        let (snap, found) = again_on_conflict(|| self.read_once(req, names)).await?;
-        let existing: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| snap.all_tabs.iter().any(|a| a == n))
-            .collect();
-        let before = Before::found(&existing, &found.unwrap_or_default());
-        Ok((snap, Prepared::made(&client, names, before)))
+        let (snap, unloaded) = again_on_conflict(|| self.read_once(req, names)).await?;
+        let unloaded = unloaded.unwrap_or_default();
+        let prepared = Prepared::made(&client, names, &snap.all_tabs, &unloaded);
+        Ok((snap, prepared))
     }
 
     /// One read of `req`; with `unload` (the tabs a write will touch), their unload first in the
