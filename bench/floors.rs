@@ -85,17 +85,6 @@ impl Floors {
         stats((0..n).map(|_| run()).collect())
     }
 
-    pub async fn socket(&self, op: &str, n: usize) -> (f64, f64) {
-        self.socket_once(op).await;
-        let mut samples = Vec::with_capacity(n);
-        for _ in 0..n {
-            let t = Instant::now();
-            self.socket_once(op).await;
-            samples.push(t.elapsed());
-        }
-        stats(samples)
-    }
-
     /// The same calls the gateway's socket backend makes, pipelined as far as they can be.
     pub async fn socket_once(&self, op: &str) {
         match op {

@@ -210,6 +210,35 @@ where
     stats(samples)
 }
 
+/// `n` samples of the socket gateway's call alternating with the floor's same work (a first,
+/// warming pair not counted): (gateway, floor). Alternated, not one block after the other, so
+/// whatever else the machine or CopyQ is doing meanwhile (a tab saved after the CLI's calls, a
+/// busy core) falls on both alike: measured in blocks, the same build's tree on CopyQ 17.0 moved
+/// from +0.35 to +1.49 ms over its floor between runs minutes apart.
+async fn socket_vs_floor(
+    http: &reqwest::Client,
+    socket: &Gateway,
+    floor: &floors::Floors,
+    op: &str,
+    body: &Value,
+    n: usize,
+) -> ((f64, f64), (f64, f64)) {
+    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..=n {
+        let t = Instant::now();
+        post(http, &socket.url, Some(&socket.token), body).await;
+        let g = t.elapsed();
+        let t = Instant::now();
+        floor.socket_once(op).await;
+        let f = t.elapsed();
+        if i > 0 {
+            ours.push(g);
+            floors.push(f);
+        }
+    }
+    (stats(ours), stats(floors))
+}
+
 /// The operations measured, each with its arguments and iterations (fewer where each is slow).
 pub fn operations() -> Vec<(&'static str, Value, usize, usize)> {
     vec![
@@ -339,15 +368,11 @@ async fn operations_table(
                 .await
             }
         };
-        let g_sock = time(n_socket, || {
-            post(http, &socket.url, Some(&socket.token), &body).map_unit()
-        })
-        .await;
         let f_cli = match n_cli {
             0 => (0.0, 0.0),
             n => floor.cli(copyq, name, n).await,
         };
-        let f_sock = floor.socket(name, n_socket).await;
+        let (g_sock, f_sock) = socket_vs_floor(http, &socket, &floor, name, &body, n_socket).await;
         let row = format!(
             "| {name} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1}x faster | {:.2}x (+{:.2} ms) |",
             f_cli.0,
