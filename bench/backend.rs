@@ -3,14 +3,14 @@
 //! round trips and decoding. Samples of the two alternate, so a machine busy with other work slows
 //! both alike.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use copyq_mcp::backend::socket::path::SocketEnv;
 use copyq_mcp::backend::{Item, ReadRequest, SocketBackend, SocketConfig, TabSelector};
 use copyq_mcp::sandbox::PrivateCopyq;
 
 use super::floors::Floors;
-use super::stats;
+use super::{alternated, stats};
 
 fn backend(copyq: &PrivateCopyq) -> SocketBackend {
     let env = SocketEnv {
@@ -61,20 +61,15 @@ async fn read_vs_floor(
     op: &str,
     n: usize,
 ) -> (Vec<Duration>, Vec<Duration>) {
-    let backend = backend(copyq);
-    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for i in 0..=n {
-        let t = Instant::now();
-        backend.read(request).await.expect("read");
-        let b = t.elapsed();
-        let t = Instant::now();
-        floor.socket_once(op).await;
-        let f = t.elapsed();
-        if i > 0 {
-            ours.push(b);
-            floors.push(f);
-        }
-    }
+    let backend = &backend(copyq);
+    let (ours, floors) = alternated(
+        n,
+        move || async move {
+            backend.read(request).await.expect("read");
+        },
+        || floor.socket_once(op),
+    )
+    .await;
     (floors, ours)
 }
 
@@ -95,18 +90,13 @@ pub async fn add_row(copyq: &PrivateCopyq, floor: &Floors, n: usize) -> String {
     let backend = backend(copyq);
     let item = Item::new("benchmark item", &[], "");
     let tab = "mcp/workspace/bench-add-backend";
-    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for i in 0..=n {
-        let t = Instant::now();
-        backend.insert(tab, &item, 100_000).await.expect("insert");
-        let b = t.elapsed();
-        let t = Instant::now();
-        floor.socket_add().await;
-        let f = t.elapsed();
-        if i > 0 {
-            ours.push(b);
-            floors.push(f);
-        }
-    }
+    let (ours, floors) = alternated(
+        n,
+        || async {
+            backend.insert(tab, &item, 100_000).await.expect("insert");
+        },
+        || floor.socket_add(),
+    )
+    .await;
     row("add, backend alone", stats(floors), stats(ours))
 }

@@ -210,33 +210,36 @@ where
     stats(samples)
 }
 
-/// `n` samples of the socket gateway's call alternating with the floor's same work (a first,
-/// warming pair not counted): (gateway, floor). Alternated, not one block after the other, so
-/// whatever else the machine or CopyQ is doing meanwhile (a tab saved after the CLI's calls, a
-/// busy core) falls on both alike: measured in blocks, the same build's tree on CopyQ 17.0 moved
-/// from +0.35 to +1.49 ms over its floor between runs minutes apart.
-async fn socket_vs_floor(
-    http: &reqwest::Client,
-    socket: &Gateway,
-    floor: &floors::Floors,
-    op: &str,
-    body: &Value,
+/// `n` samples of `ours` alternating with `floor` (a first, warming pair not counted): (ours,
+/// floor). Alternated, not one block after the other, so whatever else the machine or CopyQ is
+/// doing meanwhile (a tab saved after the CLI's calls, a busy core) falls on both alike: measured
+/// in blocks, the same build's tree on CopyQ 17.0 moved from +0.35 to +1.49 ms over its floor
+/// between runs minutes apart, and the tree on 6.4 once came out 1.5 ms faster than its floor.
+pub async fn alternated<A, FA, B, FB>(
     n: usize,
-) -> ((f64, f64), (f64, f64)) {
-    let (mut ours, mut floors) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    mut ours: A,
+    mut floor: B,
+) -> (Vec<Duration>, Vec<Duration>)
+where
+    A: FnMut() -> FA,
+    FA: std::future::Future<Output = ()>,
+    B: FnMut() -> FB,
+    FB: std::future::Future<Output = ()>,
+{
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..=n {
         let t = Instant::now();
-        post(http, &socket.url, Some(&socket.token), body).await;
-        let g = t.elapsed();
+        ours().await;
+        let ours_took = t.elapsed();
         let t = Instant::now();
-        floor.socket_once(op).await;
-        let f = t.elapsed();
+        floor().await;
+        let floor_took = t.elapsed();
         if i > 0 {
-            ours.push(g);
-            floors.push(f);
+            a.push(ours_took);
+            b.push(floor_took);
         }
     }
-    (stats(ours), stats(floors))
+    (a, b)
 }
 
 /// The operations measured, each with its arguments and iterations (fewer where each is slow).
@@ -372,7 +375,13 @@ async fn operations_table(
             0 => (0.0, 0.0),
             n => floor.cli(copyq, name, n).await,
         };
-        let (g_sock, f_sock) = socket_vs_floor(http, &socket, &floor, name, &body, n_socket).await;
+        let (g_sock, f_sock) = alternated(
+            n_socket,
+            || post(http, &socket.url, Some(&socket.token), &body).map_unit(),
+            || floor.socket_once(name),
+        )
+        .await;
+        let (g_sock, f_sock) = (stats(g_sock), stats(f_sock));
         let row = format!(
             "| {name} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1}x faster | {:.2}x (+{:.2} ms) |",
             f_cli.0,
