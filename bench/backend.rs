@@ -61,10 +61,10 @@ async fn read_vs_floor(
     op: &str,
     n: usize,
 ) -> (Vec<Duration>, Vec<Duration>) {
-    let backend = &backend(copyq);
+    let backend = backend(copyq);
     let (ours, floors) = alternated(
         n,
-        move || async move {
+        || async {
             backend.read(request).await.expect("read");
         },
         || floor.socket_once(op),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark, in one command: installs what it needs (CopyQ, Xvfb, the Python reference server's
 # SDK, Chromium, the CopyQ 17.0 chroot), builds in release mode, and writes bench/results.md (also
-# printed): the host's CopyQ 6.4 and CopyQ 17.0 (Qt 6) side by side. COPYQ_MCP_BENCH_CHROOT= (empty) skips 17.0.
+# printed): the host's CopyQ 6.4 and CopyQ 17.0 (Qt 6) side by side. COPYQ_MCP_BENCH_CHROOT= (empty)
+# skips 17.0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-copyq.sh
