@@ -13,8 +13,8 @@
 //!    in its window, or with an editor open) is *pinned*. The socket backend makes it before 1:
 //!    reading an unloaded tab loads it, and a tab read, then unloaded, is loaded again by the
 //!    body; unloaded first, it is loaded once for the whole write. A change, delete or move
-//!    makes it before the write is even planned, with the write lock held until the write is
-//!    made (`Backend::prepare_write`: the plan's read loads the tab once; otherwise in one
+//!    makes it before the write is even planned, with the write's locks held until the write
+//!    is made (`Backend::prepare_write`: the plan's read loads the tab once; otherwise in one
 //!    batch with the check); a group of inserts, in one batch with its room checks (see
 //!    `socket/backend/group.rs`). Neither step changes an item, and nothing changes before the
 //!    write's audit entries are on disk.
@@ -22,7 +22,10 @@
 //!    change itself schedules an immediate save.
 //! 4. `body`: the write.
 //! 5. `verify`: read back what was written (insert and move target: one more row, row 0 equal;
-//!    change: the row equal; move: the source checked again before it is removed) and check the
+//!    change: the row equal; remove and move source: one row fewer, the source checked again
+//!    before it is removed; CopyQ may run an `onItemsRemoved()` script before a removal, which
+//!    can refuse it with no error, and serves the calls sent after the removal while it waits for
+//!    that script: the socket backend sends a removal in a round trip of its own) and check the
 //!    target tab exists under its exact name (CopyQ may take a tab differing by `&`, see
 //!    [`super::names`]). A failed check is an error, never a silent success.
 //! 6. `restore-delays`: put the save delays back, whether or not the body succeeded (and if

@@ -363,6 +363,106 @@ async fn acknowledged_writes_survive_a_crash() {
     assert!(got.ends_with("\ntext:added\ntags:[t]\nnote:n"), "{got}");
 }
 
+/// CopyQ's major version, from its `version()`.
+fn major(copyq: &PrivateCopyq) -> u32 {
+    let out = copyq.eval("print(version())", b"").expect("version()");
+    out.split_whitespace()
+        .filter_map(|w| w.trim_start_matches('v').split('.').next()?.parse().ok())
+        .next()
+        .unwrap_or_else(|| panic!("no version in {out:?}"))
+}
+
+/// Install the owner's script command `cmd` in CopyQ (as its Commands dialog does).
+fn owners_script(copyq: &PrivateCopyq, cmd: &str) {
+    let commands = json!([{"name": "owner's script", "isScript": true, "cmd": cmd}]);
+    copyq
+        .eval(&format!("setCommands({commands})"), b"")
+        .expect("setCommands");
+}
+
+/// The owner keeps a recycle bin: a script CopyQ runs before each removal (`onItemsRemoved()`)
+/// copies the items going to a tab of its own. CopyQ waits for it in a nested event loop, which
+/// serves the calls sent after the removal first: the unload after a delete, sent with it, saved
+/// the tab before the row was gone, and a SIGKILL right after the `ok|` brought the item back. The
+/// delete is on disk when acknowledged, and the owner's script did its part. (CopyQ runs such
+/// scripts from 8.0 on: 6.4 removes the item without it.)
+#[tokio::test]
+async fn a_delete_an_owners_script_waits_on_is_on_disk_when_acknowledged() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    owners_script(
+        &copyq,
+        "global.onItemsRemoved = function() { \
+           var items = ItemSelection().current().items(); \
+           tab('bin'); add(str(items[0][mimeText])); }",
+    );
+    copyq
+        .seed("mcp/workspace/notes", &items(&["keep", "drop", "keep too"]))
+        .expect("seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let got = w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/notes", "index": 1}),
+    )
+    .await;
+    assert!(
+        got.starts_with("ok|mode:delete|tab:workspace/notes|"),
+        "{got}"
+    );
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    assert_eq!(
+        tab_texts(&copyq, "mcp/workspace/notes"),
+        ["keep", "keep too"]
+    );
+    // The owner's script ran for the gateway's delete (its own tab is saved late: asked before
+    // a crash, not after one).
+    let got = w(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/notes", "index": 0}),
+    )
+    .await;
+    assert!(
+        got.starts_with("ok|mode:delete|tab:workspace/notes|"),
+        "{got}"
+    );
+    let ran: &[&str] = match major(&copyq) {
+        ..8 => &[],
+        _ => &["keep"],
+    };
+    assert_eq!(
+        tab_texts(&copyq, "bin"),
+        ran,
+        "the owner's script ran, from 8.0 on"
+    );
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/notes"), ["keep too"]);
+}
+
+/// An owner's script that refuses removals (`onItemsRemoved()` failing): CopyQ answers the removal
+/// with no error and keeps the item. The delete is refused, never `ok|`, and nothing is changed.
+/// (CopyQ 6.4 has no such scripts: it removes the item, and the delete says so.)
+#[tokio::test]
+async fn a_delete_an_owners_script_refuses_is_refused() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    owners_script(&copyq, "global.onItemsRemoved = global.fail");
+    copyq
+        .seed("mcp/workspace/notes", &items(&["keep", "protected"]))
+        .expect("seed");
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let args = json!({"mode": "delete", "tab": "workspace/notes", "index": 1});
+    let (is_error, got) = call(&c, "mcp_write", args).await;
+    let left = tab_texts(&copyq, "mcp/workspace/notes");
+    if major(&copyq) < 8 {
+        assert!(!is_error && got.starts_with("ok|mode:delete|"), "{got}");
+        assert_eq!(left, ["keep"]);
+        return;
+    }
+    assert!(is_error, "{got}");
+    assert!(got.starts_with("error|COPYQ_ERROR|"), "{got}");
+    assert_eq!(left, ["keep", "protected"]);
+}
+
 /// A tab open in CopyQ's window cannot be unloaded; the write must still survive a crash at once.
 #[tokio::test]
 async fn writes_to_a_tab_open_in_copyq_survive_a_crash() {

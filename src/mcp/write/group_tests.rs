@@ -126,12 +126,13 @@ fn update(index: usize, text: &str) -> Value {
            "edit_mode": "replace", "text": text})
 }
 
-/// An update and a delete make five round trips each: the plan's read (the tab list; the unload
-/// with the row), the check (the tab list; the row), and the change with its verify and the
-/// unload after. The unload was a round trip of its own before the plan's read (six, issue 22,
-/// stop 54).
+/// An update makes five round trips: the plan's read (the tab list; the unload with the row), the
+/// check (the tab list; the row), and the change with its verify and the unload after. The
+/// unload was a round trip of its own before the plan's read (six, issue 22, stop 54). A delete
+/// makes six: its removal goes alone, its verify (the tab's length) with the unload after (an
+/// `onItemsRemoved()` script of CopyQ's served the unload sent with it first, stop 56).
 #[tokio::test]
-async fn an_update_and_a_delete_make_five_round_trips_each() {
+async fn an_update_makes_five_round_trips_and_a_delete_six() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (backend, _server, layout, model) = started(&dir).await;
     layout.expect("the stand-in answers");
@@ -160,7 +161,7 @@ async fn an_update_and_a_delete_make_five_round_trips_each() {
         got,
         "ok|mode:delete|tab:workspace/u|full_path:mcp/workspace/u|index:0"
     );
-    assert_eq!(trips.round_trips() - before, 5, "a delete's round trips");
+    assert_eq!(trips.round_trips() - before, 6, "a delete's round trips");
     let texts = model
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -138,7 +138,7 @@ impl SocketBackend {
             old.push(config_text(k, reply)?);
         }
         let zeros = SAVE_DELAYS.iter().map(|k| set_config(k, "0")).collect();
-        if let Err(e) = self.call_many(zeros).await {
+        if let Err(e) = self.set_options(zeros).await {
             self.restore_delays_or_log(&old).await;
             return Err(e);
         }
@@ -166,6 +166,13 @@ impl SocketBackend {
             .zip(old)
             .map(|(k, v)| set_config(k, v))
             .collect();
+        self.set_options(calls).await
+    }
+
+    /// Options set (`config(name, value)` calls), never while a removal is under way (see
+    /// `SocketBackend::removals`).
+    async fn set_options(&self, calls: Vec<Call>) -> Result<(), BackendError> {
+        let _alone = self.removals.lock().await;
         self.call_many(calls).await.map(|_| ())
     }
 
@@ -258,12 +265,12 @@ impl SocketBackend {
         prepared: Option<Prepared>,
         names: &[&str],
         row: (&str, usize, &Item),
-    ) -> Result<(Map, Before), BackendError> {
+    ) -> Result<((Map, usize), Before), BackendError> {
         match self.prepared(prepared, names).await? {
             Some(before) => {
                 self.settle_owed().await?;
-                let data = self.check_row(row.0, row.1, row.2).await?;
-                Ok((data, before))
+                let checked = self.check_row(row.0, row.1, row.2).await?;
+                Ok((checked, before))
             }
             None => self.unload_and_check(names, row).await,
         }
@@ -271,7 +278,8 @@ impl SocketBackend {
 
     /// The protocol's first two steps for a write to row `r` of `tab` (one of `names`, the tabs
     /// it touches): owed delays settled, then the unload of every one of `names` that exists and
-    /// the row's check in one batch, the unload first. The check's data: every format's content.
+    /// the row's check in one batch, the unload first. The check's data: every format's content, and
+    /// the tab's length.
     /// The unload comes first for the reason [`Self::unload_and_lengths`] gives: a tab the last
     /// write unloaded is read once, by the check, for the body too; checked first, it was loaded,
     /// dropped by the unload and loaded again by the body (bench/results.md, "Issue 22 item 5,
@@ -280,7 +288,7 @@ impl SocketBackend {
         &self,
         names: &[&str],
         (tab, r, expect): (&str, usize, &Item),
-    ) -> Result<(Map, Before), BackendError> {
+    ) -> Result<((Map, usize), Before), BackendError> {
         self.settle_owed().await?;
         let existing = self.existing(names).await?;
         if !existing.iter().any(|n| n == tab) {
@@ -301,8 +309,8 @@ impl SocketBackend {
             .map_err(|_| BackendError::Failed("check: a reply is missing".into()))?;
         let unloaded = slots::expect_string_list(&unload, unloaded).map_err(failed)?;
         let before = Before::found(&existing, &unloaded);
-        let data = self.checked_row(tab, r, expect, length, data).await?;
-        Ok((data, before))
+        let checked = self.checked_row(tab, r, expect, length, data).await?;
+        Ok((checked, before))
     }
 
     /// The protocol from its third step on, once what existed of `names` is unloaded (owed

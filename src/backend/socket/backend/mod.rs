@@ -47,6 +47,13 @@ pub struct SocketBackend {
     /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
     /// the next read or write.
     owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
+    /// Held around each removal of rows, and each change of options: one at a time. CopyQ may
+    /// run an `onItemsRemoved()` script before a removal and wait for it in a nested event loop,
+    /// which serves the calls sent meanwhile: a second removal there nests another, and past
+    /// CopyQ's limit on nested handlers a removal is cancelled; an option changed there reloads
+    /// every tab, the one being removed from too, and the removal is dropped. Either is
+    /// answered with no error (CopyQ 17.0, 8 deletes of 8 tabs at once, one tab open).
+    removals: Arc<tokio::sync::Mutex<()>>,
     /// Batches sent to CopyQ so far (each a round trip).
     trips: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -121,6 +128,7 @@ impl SocketBackend {
             conn: Arc::new(Mutex::new(None)),
             limit: Arc::new(crate::backend::options::MaxItems::new(options_file)),
             owed: Arc::default(),
+            removals: Arc::default(),
             trips: Arc::default(),
         }
     }

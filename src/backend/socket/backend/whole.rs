@@ -15,7 +15,7 @@ impl SocketBackend {
         expect: &Item,
     ) -> Result<Whole, BackendError> {
         self.settle_owed().await?;
-        let data = self.check_row(tab, r, expect).await?;
+        let (data, _) = self.check_row(tab, r, expect).await?;
         data.into_iter()
             .map(|(mime, value)| match value {
                 Value::Bytes(b) => Ok((mime, b.unwrap_or_default())),

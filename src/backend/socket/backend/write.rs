@@ -53,14 +53,14 @@ impl SocketBackend {
         Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
     }
 
-    /// The full data of `r` in `tab` (every format's content), if it still holds `expect`.
-    /// (write protocol: check)
+    /// The full data of `r` in `tab` (every format's content), if it still holds `expect`, and
+    /// how many rows `tab` holds. (write protocol: check)
     pub(super) async fn check_row(
         &self,
         tab: &str,
         r: usize,
         expect: &Item,
-    ) -> Result<Map, BackendError> {
+    ) -> Result<(Map, usize), BackendError> {
         if !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
         }
@@ -77,7 +77,8 @@ impl SocketBackend {
     }
 
     /// Row `r` of `tab` from the replies to its length and its data (asked in one batch; a row
-    /// past the end comes back empty), every format's content filled in, if it holds `expect`.
+    /// past the end comes back empty), every format's content filled in, if it holds `expect`;
+    /// with the length.
     pub(super) async fn checked_row(
         &self,
         tab: &str,
@@ -85,7 +86,7 @@ impl SocketBackend {
         expect: &Item,
         length: Value,
         data: Value,
-    ) -> Result<Map, BackendError> {
+    ) -> Result<(Map, usize), BackendError> {
         let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
         let count = usize::try_from(count).unwrap_or(0);
         if r >= count {
@@ -95,7 +96,7 @@ impl SocketBackend {
         if item_of(&data) != *expect {
             return Err(BackendError::Conflict);
         }
-        Ok(data)
+        Ok((data, count))
     }
 
     /// A write to `tab` that left no tab of that name went to another tab CopyQ matched to it.
@@ -299,15 +300,21 @@ impl SocketBackend {
         expect: &Item,
         (prepared, ready): (Option<Prepared>, Ready),
     ) -> Result<Persisted, BackendError> {
-        let (_, before) = self
+        let ((_, count), before) = self
             .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
             .await?;
         wait_ready(ready).await?;
         let body = |then: Vec<Call>| async move {
-            let qt = self.layout().await?.qt;
-            let calls = [slots::browser_remove_rows(qt, tab, vec![row(r)])];
+            self.remove_alone(tab, r, "remove").await?;
+            // write protocol: verify (the tab holds one row fewer), then the unload after.
+            let calls = [slots::browser_length(tab)];
             let (replies, saved) = self.body_then(&calls, &then, "remove").await?;
-            ok_or_text(replies.first().unwrap_or(&Value::Invalid), "remove")?;
+            let length = replies.into_iter().next().unwrap_or(Value::Invalid);
+            let now = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
+            if usize::try_from(now).ok() != count.checked_sub(1) {
+                // As the CLI's script says it.
+                return Err(BackendError::Failed("remove was not applied".into()));
+            }
             Ok(((), saved))
         };
         Ok(self.durably_from(&[tab], before, body).await?.1)
@@ -323,7 +330,7 @@ impl SocketBackend {
         limit: usize,
         prepared: Option<Prepared>,
     ) -> Result<Persisted, BackendError> {
-        let (data, before) = self
+        let ((data, _), before) = self
             .unloaded_and_checked(prepared, &[to, from], (from, r, expect))
             .await?;
         self.check_room(to, limit).await?;
@@ -332,12 +339,15 @@ impl SocketBackend {
             // From here on the item is in the target: a failure leaves it in both tabs.
             let source = async {
                 self.unload(&[to.to_owned()]).await?;
-                self.check_row(from, r, expect).await?;
-                let qt = self.layout().await?.qt;
-                let reply = self
-                    .call(slots::browser_remove_rows(qt, from, vec![row(r)]))
-                    .await?;
-                ok_or_text(&reply, "remove from source")
+                let (_, count) = self.check_row(from, r, expect).await?;
+                self.remove_alone(from, r, "remove from source").await?;
+                // write protocol: verify (the source holds one row fewer)
+                match self.length(from).await? + 1 == count {
+                    true => Ok(()),
+                    false => Err(BackendError::Failed(
+                        "remove from source was not applied".into(),
+                    )),
+                }
             };
             source
                 .await
@@ -345,6 +355,23 @@ impl SocketBackend {
             Ok(((), None))
         };
         Ok(self.durably_from(&[to, from], before, body).await?.1)
+    }
+
+    /// Remove row `r` of `tab`, in a round trip of its own, one removal at a time: CopyQ may
+    /// first run an `onItemsRemoved()` script (the owner's, or any while it collects which
+    /// scripts there are, as after an option changes: the save delays' cycle) and wait for it in
+    /// a nested event loop, which serves the calls sent after the removal before the row is gone.
+    /// The unload after a delete, sent with it, saved the tab without the removal (CopyQ 17.0,
+    /// bench/results.md "Issue 22, stop 56"); and the script may refuse the removal, answered
+    /// with no error: the caller checks the tab's length after (see `SocketBackend::removals`).
+    async fn remove_alone(&self, tab: &str, r: usize, what: &str) -> Result<(), BackendError> {
+        let qt = self.layout().await?.qt;
+        let alone = self.removals.lock().await;
+        let reply = self
+            .call(slots::browser_remove_rows(qt, tab, vec![row(r)]))
+            .await?;
+        drop(alone);
+        ok_or_text(&reply, what)
     }
 
     pub async fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {
