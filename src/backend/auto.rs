@@ -25,6 +25,10 @@ pub struct AutoBackend {
     cli: CliBackend,
     /// The route taken last, to log each change once.
     last: Arc<Mutex<Option<Route>>>,
+    /// Updates and deletes routed to the CLI, one at a time: over the socket they go beside each
+    /// other (`ToolState::beside`), but each CLI write zeroes and puts back the save delays in
+    /// its own `copyq` process, and two at once would leave them at 0.
+    cli_writes: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Run one operation on the backend the current route names.
@@ -43,6 +47,7 @@ impl AutoBackend {
             socket,
             cli,
             last: Arc::new(Mutex::new(None)),
+            cli_writes: Arc::default(),
         }
     }
 
@@ -200,6 +205,7 @@ impl AutoBackend {
                     .await
             }
             Route::Cli => {
+                let _alone = self.cli_writes.lock().await;
                 wait_ready(ready).await?;
                 self.cli.change(tab, row, expect, item).await
             }
@@ -220,6 +226,7 @@ impl AutoBackend {
                     .await
             }
             Route::Cli => {
+                let _alone = self.cli_writes.lock().await;
                 wait_ready(ready).await?;
                 self.cli.remove(tab, row, expect).await
             }

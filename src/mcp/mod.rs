@@ -32,10 +32,17 @@ use crate::clipboard::Roots;
 pub struct ToolState {
     pub backend: Backend,
     pub roots: Roots,
-    /// The write lock: a write takes it alone, so writes never interleave with each other.
-    /// Searches, and every read through the CLI, share it (a whole-tab selection, emptied by a
-    /// write's unload mid-read, misses items: read again over the socket, unseen by the CLI).
+    /// The write lock: a write takes it alone, so writes never interleave with each other,
+    /// except updates and deletes over the socket, which share it and go beside each other one
+    /// tab at a time ([`ToolState::beside`]). Searches, and every read through the CLI, share it
+    /// (a whole-tab selection, emptied by a write's unload mid-read, misses items: read again
+    /// over the socket, unseen by the CLI).
     pub writes: std::sync::Arc<tokio::sync::RwLock<()>>,
+    /// The unload lock: updates and deletes going beside each other share it (each unloads its
+    /// tab), a search's read of CopyQ takes it alone (see [`ToolState::whole_read`]).
+    pub(crate) unloads: std::sync::Arc<tokio::sync::RwLock<()>>,
+    /// One lock a tab for the updates and deletes that go beside each other.
+    pub(crate) tab_writes: TabLocks,
     /// The tab-list lock: a write that removes or creates a tab takes it alone (after the write
     /// lock); trees, lists and items over the socket share it, and go beside the other writes.
     pub tab_list: std::sync::Arc<tokio::sync::RwLock<()>>,
@@ -121,6 +128,42 @@ fn random_key() -> [u8; 32] {
     key
 }
 
+/// The locks of the updates and deletes that go beside each other, one a tab: a fixed number,
+/// each tab's by a hash of its name keyed per process (no map growing with the tabs named).
+/// Two tabs that share a lock only wait for each other, as every write did before.
+#[derive(Debug)]
+pub(crate) struct TabLocks {
+    locks: Vec<std::sync::Arc<tokio::sync::Mutex<()>>>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl Default for TabLocks {
+    fn default() -> Self {
+        Self {
+            locks: (0..TAB_LOCKS).map(|_| Default::default()).collect(),
+            hasher: Default::default(),
+        }
+    }
+}
+
+/// How many tab locks [`TabLocks`] holds: far more than the writers that wait at once.
+const TAB_LOCKS: usize = 64;
+
+impl TabLocks {
+    fn of(&self, tab: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+        use std::hash::BuildHasher as _;
+        let at = usize::try_from(self.hasher.hash_one(tab) % TAB_LOCKS as u64).unwrap_or(0);
+        self.locks[at].clone()
+    }
+}
+
+/// What an update or delete going beside the others holds ([`ToolState::beside`]).
+pub(crate) type BesideGuard = (
+    tokio::sync::OwnedRwLockReadGuard<()>,
+    tokio::sync::OwnedRwLockReadGuard<()>,
+    tokio::sync::OwnedMutexGuard<()>,
+);
+
 /// What a read holds while it reads ([`ToolState::read_lock`]).
 pub(crate) type ReadGuard = tokio::sync::OwnedRwLockReadGuard<()>;
 
@@ -143,11 +186,42 @@ impl ToolState {
         }
     }
 
+    /// Whether updates and deletes go beside each other ([`ToolState::beside`]): over the socket
+    /// only. Through the CLI each write is a `copyq` process that zeroes and puts back the save
+    /// delays on its own, which two at once would leave at 0; the memory backend keeps the unit
+    /// tests' writes one at a time, as they were written for.
+    pub(crate) fn writes_beside(&self) -> bool {
+        self.backend.name() == "socket"
+    }
+
+    /// The locks of an update or delete of `tab` going beside other writes: the write lock
+    /// shared (adds, moves and tab changes still go alone), the unload lock shared (no search
+    /// reads CopyQ meanwhile: the write's unload would empty its selection), and `tab`'s own
+    /// (two writes of one tab go one after the other, each planned against the other's result).
+    /// Taken in this order by every writer, so none waits holding a lock another needs first.
+    /// CopyQ serves one call at a time: what goes beside is one write's round trips in another's
+    /// waits (bench/results.md, "Issue 22, stop 56").
+    pub(crate) async fn beside(&self, tab: &str) -> BesideGuard {
+        let shared = self.writes.clone().read_owned().await;
+        let unloading = self.unloads.clone().read_owned().await;
+        let own = self.tab_writes.of(tab).lock_owned().await;
+        (shared, unloading, own)
+    }
+
+    /// A search's read of CopyQ, `read`, with the unload lock alone: no update or delete going
+    /// beside the others unloads a tab meanwhile (see [`ToolState::beside`]).
+    pub(crate) async fn whole_read<T>(&self, read: impl std::future::Future<Output = T>) -> T {
+        let _alone = self.unloads.write().await;
+        read.await
+    }
+
     pub fn new(backend: Backend, roots: Roots) -> Self {
         Self {
             backend,
             roots,
             writes: std::sync::Arc::new(tokio::sync::RwLock::new(())),
+            unloads: std::sync::Arc::new(tokio::sync::RwLock::new(())),
+            tab_writes: TabLocks::default(),
             tab_list: std::sync::Arc::new(tokio::sync::RwLock::new(())),
             adds: write::Queue::default(),
             audit: None,

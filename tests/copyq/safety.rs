@@ -363,6 +363,62 @@ async fn acknowledged_writes_survive_a_crash() {
     assert!(got.ends_with("\ntext:added\ntags:[t]\nnote:n"), "{got}");
 }
 
+/// Updates and deletes sent at once by 8 clients, each to a tab of its own, one tab open in
+/// CopyQ's window (its writes zero the save delays): through the socket they go beside each other,
+/// and each is on disk when acknowledged all the same: a SIGKILL right after the last reply loses
+/// none, puts none in another tab, and the save delays are as the owner set them. Each client's
+/// update and delete of its own tab go one after the other, neither shifting the other's row.
+#[tokio::test]
+async fn updates_and_deletes_of_different_tabs_at_once_each_land_on_disk() {
+    let mut copyq = PrivateCopyq::start().expect("CopyQ");
+    for n in 0..8 {
+        let tab = format!("mcp/workspace/own {n}");
+        copyq
+            .seed(
+                &tab,
+                &items(&[&format!("{n} a"), &format!("{n} b"), &format!("{n} c")]),
+            )
+            .expect("seed");
+    }
+    open_in_window(&copyq, "mcp/workspace/own 0");
+    let before = save_delays(&copyq);
+    let gw = gateway(&copyq).await;
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+    let mut tasks = Vec::new();
+    for n in 0..8 {
+        let (url, token, start) = (gw.url.clone(), gw.write.clone(), start.clone());
+        tasks.push(tokio::spawn(async move {
+            let c = client(&url, &token).await;
+            let tab = format!("workspace/own {n}");
+            start.wait().await;
+            let update = json!({"mode": "update", "tab": tab, "index": 0, "field": "text",
+                "edit_mode": "replace", "text": format!("{n} updated")});
+            let delete = json!({"mode": "delete", "tab": tab, "index": 2});
+            let got = tokio::join!(call(&c, "mcp_write", update), call(&c, "mcp_write", delete));
+            [got.0, got.1]
+        }));
+    }
+    for (n, task) in tasks.into_iter().enumerate() {
+        let [(e1, updated), (e2, deleted)] = task.await.expect("client task");
+        let tab = format!("workspace/own {n}");
+        assert!(
+            !e1 && updated.starts_with(&format!("ok|mode:update|tab:{tab}|")),
+            "{updated}"
+        );
+        assert!(
+            !e2 && deleted.starts_with(&format!("ok|mode:delete|tab:{tab}|")),
+            "{deleted}"
+        );
+    }
+    assert_eq!(save_delays(&copyq), before, "the save delays are back");
+    copyq.kill_server();
+    copyq.start_server().expect("restart");
+    for n in 0..8 {
+        let got = tab_texts(&copyq, &format!("mcp/workspace/own {n}"));
+        assert_eq!(got, [format!("{n} updated"), format!("{n} b")], "own {n}");
+    }
+}
+
 /// CopyQ's major version, from its `version()`.
 fn major(copyq: &PrivateCopyq) -> u32 {
     let out = copyq.eval("print(version())", b"").expect("version()");

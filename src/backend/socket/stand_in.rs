@@ -100,13 +100,16 @@ pub struct Model {
     /// costs CopyQ, for the tests.
     loaded: std::collections::HashSet<String>,
     loads: usize,
-    /// A tab the owner opens in CopyQ's window after this many more unloads: from then on an
-    /// unload leaves it loaded, as CopyQ does.
-    opens: Option<(String, usize)>,
+    /// Tabs the owner opens in CopyQ's window, each after this many more unloads: from then on
+    /// an unload leaves it loaded, as CopyQ does.
+    opens: Vec<(String, usize)>,
     /// How many times an option's value was changed (CopyQ then saves every loaded tab).
     config_changes: usize,
     /// How many times the tab list was asked.
     tab_lists: usize,
+    /// How many times a save delay was read as 0 after a call set it to 0: a write reading
+    /// another's zeros as the owner's delays (the owner's here are never 0).
+    zeros_read: usize,
     /// An insert of an item of this text is refused (as CopyQ refuses one it cannot make).
     refuse_text: Option<String>,
 }
@@ -164,7 +167,8 @@ impl Model {
 
     /// `tab` opened in CopyQ's window after `unloads` more unloads (see [`Model::opens`]).
     pub fn open_after(&mut self, tab: &str, unloads: usize) {
-        self.opens = Some((tab.to_owned(), unloads));
+        self.opens.retain(|(t, _)| t != tab);
+        self.opens.push((tab.to_owned(), unloads));
     }
 
     /// Refuse every insert of an item whose text is `text`.
@@ -177,6 +181,21 @@ impl Model {
         self.tab_lists
     }
 
+    /// Set option `name` to `value`, as the owner does.
+    pub fn set_option(&mut self, name: &str, value: &str) {
+        self.config.insert(name.to_owned(), value.to_owned());
+    }
+
+    /// The value of option `name`, if one was set.
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.config.get(name).map(String::as_str)
+    }
+
+    /// How many times a save delay was read as a 0 a call had set.
+    pub fn zeros_read(&self) -> usize {
+        self.zeros_read
+    }
+
     /// How many times an option's value was changed.
     pub fn config_changes(&self) -> usize {
         self.config_changes
@@ -184,7 +203,7 @@ impl Model {
 
     /// Whether `tab` is open in CopyQ's window now.
     fn open(&self, tab: &str) -> bool {
-        matches!(&self.opens, Some((t, 0)) if t == tab)
+        self.opens.iter().any(|(t, left)| t == tab && *left == 0)
     }
 
     /// The reply to `call`, `None` for the empty reply of a call CopyQ cannot run, and whether
@@ -201,8 +220,8 @@ impl Model {
             for n in closed {
                 self.loaded.remove(n);
             }
-            if let Some((_, left @ 1..)) = &mut self.opens {
-                *left -= 1;
+            for (_, left) in &mut self.opens {
+                *left = left.saturating_sub(1);
             }
         } else if names_a_tab
             && let Some(tab) = arg_str(call, 0)
@@ -402,6 +421,12 @@ impl Model {
             && self.config.insert(name.clone(), value.clone()).as_ref() != Some(&value)
         {
             self.config_changes += 1;
+        }
+        if list.len() == 1
+            && crate::backend::protocol::SAVE_DELAYS.contains(&name.as_str())
+            && self.config.get(&name).is_some_and(|v| v == "0")
+        {
+            self.zeros_read += 1;
         }
         let value = match (self.config.get(&name), name.as_str()) {
             (Some(v), _) => v.clone(),
@@ -640,7 +665,7 @@ pub(crate) mod tests {
         assert_eq!(persisted.expect("insert"), Persisted::SaveDelay);
         assert_eq!(m().config_changes(), 20);
         // A change prepared before the tab was opened.
-        m().opens = None;
+        m().opens.clear();
         let prepared = backend.prepare_write(&["mcp/a"]).await.expect("prepare");
         m().open_after("mcp/a", 0);
         let persisted = backend

@@ -136,8 +136,9 @@ pub(super) async fn scan(
 /// Every item of `scope` ([`scan`]'s tabs), read once for every search waiting together
 /// ([`super::together`]); only the items `wanted` wants of the tabs the mode masks are shown (see
 /// [`mask_pages_where`]): the others are left as read and must never be shown. With the turn
-/// ([`crate::mcp::WHOLE_READS`]) under which the pages are held: drop it once they are freed. The read waits for writes ([`ToolState::read_lock`]), and
-/// only the read: masking and matching go beside the writes that follow it.
+/// ([`crate::mcp::WHOLE_READS`]) under which the pages are held: drop it once they are freed. The
+/// read waits for writes ([`ToolState::read_lock`], [`ToolState::whole_read`]), and only the read:
+/// masking and matching go beside the writes that follow it.
 pub(super) async fn scan_whole(
     tools: &ToolState,
     tabs: &Coverage,
@@ -148,7 +149,7 @@ pub(super) async fn scan_whole(
     let request = scan_request(tools, tabs, scope, (None, None)).await?;
     let snapshot = tools
         .together
-        .read(&request, || tools.backend.read(&request))
+        .read(&request, || tools.whole_read(tools.backend.read(&request)))
         .await?;
     drop(shared);
     let (snapshot, turn) = super::together::with_turn(snapshot, &tools.whole_reads).await;

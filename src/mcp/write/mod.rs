@@ -1,7 +1,9 @@
 //! `mcp_write`: changes confined to managed tabs. Every call is parsed, then planned against the
-//! current state, then previewed or executed; executions are serialised so that index-addressed,
-//! multi-step writes from concurrent clients never interleave, and each carries the item it was
-//! planned against so a shifted index is refused instead of hitting the wrong item.
+//! current state, then previewed or executed; executions of one tab are serialised so that
+//! index-addressed, multi-step writes from concurrent clients never interleave (over the socket,
+//! updates and deletes of different tabs go beside each other: [`ToolState::beside`]; moves and
+//! tab changes go alone), and each carries the item it was planned against so a shifted index is
+//! refused instead of hitting the wrong item.
 //!
 //! Adds are made in groups (group commit): an add is planned, then queued; the add that finds the
 //! queue empty starts a leader, which takes the write lock and makes every add queued by then in
@@ -10,6 +12,8 @@
 //! Each add keeps its own audit entry, its own room and landing checks and its own reply, sent only
 //! once the group is saved.
 
+#[cfg(test)]
+mod beside_tests;
 mod params;
 #[cfg(test)]
 pub(crate) use params::KNOWN;
@@ -57,13 +61,29 @@ pub async fn call(
     if let params::WriteOp::Add { tab, item } = &call.op {
         return grouped(tools, principal, tab, item).await;
     }
-    let alone = tools.writes.clone().write_owned().await;
-    // A tab removed or created: no read names it meanwhile (see `ToolState::read_lock`).
-    let tabs_alone = match &call.op {
-        params::WriteOp::TabCreate { .. } | params::WriteOp::TabDelete { .. } => {
-            Some(tools.tab_list.clone().write_owned().await)
+    let held = match &call.op {
+        // Over the socket, updates and deletes of different tabs go beside each other.
+        params::WriteOp::Update { tab, .. } | params::WriteOp::Delete { tab, .. }
+            if tools.writes_beside() =>
+        {
+            Held::Beside {
+                _locks: tools.beside(&tab.full).await,
+            }
         }
-        _ => None,
+        _ => {
+            let alone = tools.writes.clone().write_owned().await;
+            // A tab removed or created: no read names it meanwhile (see `ToolState::read_lock`).
+            let tabs_alone = match &call.op {
+                params::WriteOp::TabCreate { .. } | params::WriteOp::TabDelete { .. } => {
+                    Some(tools.tab_list.clone().write_owned().await)
+                }
+                _ => None,
+            };
+            Held::Alone {
+                _writes: alone,
+                _tab_list: tabs_alone,
+            }
+        }
     };
     let (plan, prepared) =
         plan_write(tools, tabs, &call.op, call.expected_version.as_deref()).await?;
@@ -72,10 +92,10 @@ pub async fn call(
     // save delays at 0, a move in both tabs, or an audit entry that says nothing. (rmcp runs each
     // handler in a task today and does not abort it, but promises nothing; a guard restoring on
     // drop could do neither the CLI's part, which runs in the copyq process, nor the audit's.)
-    // The write lock goes with it: the next write, and a stopping gateway, wait for this one.
+    // Its locks go with it: the next write, and a stopping gateway, wait for this one.
     let (tools, principal) = (tools.clone(), principal.clone());
     tokio::spawn(async move {
-        let _alone = (alone, tabs_alone);
+        let _held = held;
         execute_audited(&tools, &plan, &principal, prepared).await
     })
     .await
@@ -83,6 +103,17 @@ pub async fn call(
         tracing::error!(error = %e, "a write's task failed");
         Err(failed_inside())
     })
+}
+
+/// The locks a write other than an add holds to its end.
+enum Held {
+    /// The write lock alone, and the tab-list lock alone for a tab created or removed.
+    Alone {
+        _writes: tokio::sync::OwnedRwLockWriteGuard<()>,
+        _tab_list: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
+    },
+    /// An update or delete beside others ([`ToolState::beside`]).
+    Beside { _locks: super::BesideGuard },
 }
 
 fn failed_inside() -> ToolError {

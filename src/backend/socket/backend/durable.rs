@@ -329,6 +329,11 @@ impl SocketBackend {
         F: FnOnce(Vec<Call>) -> Fut,
         Fut: Future<Output = Result<(T, Saved), BackendError>>,
     {
+        // One cycle of the save delays at a time (see `SocketBackend::delays`).
+        let cycle = match before.pinned {
+            true => Some(self.delays.lock().await),
+            false => None,
+        };
         // write protocol: zero-delays
         let old = match before.pinned {
             true => Some(self.zero_delays().await?),
@@ -357,6 +362,7 @@ impl SocketBackend {
                 Err(_) => self.restore_delays_or_log(old).await,
             }
         }
+        drop(cycle);
         let (value, saved) = result?;
         let replies = match saved {
             Some(saved) => saved,
@@ -369,6 +375,7 @@ impl SocketBackend {
         if opened {
             // write protocol: save-opened
             tracing::debug!("a tab the write touched was opened in CopyQ meanwhile: saving it");
+            let _cycle = self.delays.lock().await;
             self.save_loaded()
                 .await
                 .map_err(|e| BackendError::after(Made::Change, e))?;

@@ -47,6 +47,10 @@ pub struct SocketBackend {
     /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
     /// the next read or write.
     owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
+    /// Held from reading the save delays to putting them back, by the writes that may go beside
+    /// each other (updates and deletes, `ToolState::beside`): two such cycles at once, the second
+    /// would read the first's zeros as the owner's delays and put those back.
+    delays: Arc<tokio::sync::Mutex<()>>,
     /// Held around each removal of rows, and each change of options: one at a time. CopyQ may
     /// run an `onItemsRemoved()` script before a removal and wait for it in a nested event loop,
     /// which serves the calls sent meanwhile: a second removal there nests another, and past
@@ -128,6 +132,7 @@ impl SocketBackend {
             conn: Arc::new(Mutex::new(None)),
             limit: Arc::new(crate::backend::options::MaxItems::new(options_file)),
             owed: Arc::default(),
+            delays: Arc::default(),
             removals: Arc::default(),
             trips: Arc::default(),
         }
