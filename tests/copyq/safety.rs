@@ -242,24 +242,17 @@ async fn concurrent_adds_each_land_once_on_disk_and_a_refused_one_fails_only_its
     let gw = gateway(&copyq).await;
     // Eight clients, each sending its four adds at once once every client is connected.
     let tabs = ["open", "closed", "new", "room"];
-    let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
-    let mut tasks = Vec::new();
-    for n in 0..8 {
-        let (url, token, start) = (gw.url.clone(), gw.write.clone(), start.clone());
-        tasks.push(tokio::spawn(async move {
-            let c = client(&url, &token).await;
-            start.wait().await;
-            let add = |tab: &str| {
-                let args = json!({"mode": "add", "tab": format!("workspace/{tab}"), "text": format!("{tab} {n}")});
-                call(&c, "mcp_write", args)
-            };
-            let got = tokio::join!(add(tabs[0]), add(tabs[1]), add(tabs[2]), add(tabs[3]));
-            [got.0, got.1, got.2, got.3]
-        }));
-    }
+    let all = at_once(&gw, 8, move |c, n| async move {
+        let add = |tab: &str| {
+            let args = json!({"mode": "add", "tab": format!("workspace/{tab}"), "text": format!("{tab} {n}")});
+            call(&c, "mcp_write", args)
+        };
+        let got = tokio::join!(add(tabs[0]), add(tabs[1]), add(tabs[2]), add(tabs[3]));
+        [got.0, got.1, got.2, got.3]
+    })
+    .await;
     let mut full = 0;
-    for (n, task) in tasks.into_iter().enumerate() {
-        let replies = task.await.expect("client task");
+    for (n, replies) in all.into_iter().enumerate() {
         for (tab, (is_error, text)) in tabs.iter().zip(replies) {
             match is_error {
                 false => assert!(text.starts_with("ok|mode:add|"), "{tab} {n}: {text}"),
@@ -383,23 +376,16 @@ async fn updates_and_deletes_of_different_tabs_at_once_each_land_on_disk() {
     open_in_window(&copyq, "mcp/workspace/own 0");
     let before = save_delays(&copyq);
     let gw = gateway(&copyq).await;
-    let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
-    let mut tasks = Vec::new();
-    for n in 0..8 {
-        let (url, token, start) = (gw.url.clone(), gw.write.clone(), start.clone());
-        tasks.push(tokio::spawn(async move {
-            let c = client(&url, &token).await;
-            let tab = format!("workspace/own {n}");
-            start.wait().await;
-            let update = json!({"mode": "update", "tab": tab, "index": 0, "field": "text",
-                "edit_mode": "replace", "text": format!("{n} updated")});
-            let delete = json!({"mode": "delete", "tab": tab, "index": 2});
-            let got = tokio::join!(call(&c, "mcp_write", update), call(&c, "mcp_write", delete));
-            [got.0, got.1]
-        }));
-    }
-    for (n, task) in tasks.into_iter().enumerate() {
-        let [(e1, updated), (e2, deleted)] = task.await.expect("client task");
+    let all = at_once(&gw, 8, |c, n| async move {
+        let tab = format!("workspace/own {n}");
+        let update = json!({"mode": "update", "tab": tab, "index": 0, "field": "text",
+            "edit_mode": "replace", "text": format!("{n} updated")});
+        let delete = json!({"mode": "delete", "tab": tab, "index": 2});
+        let got = tokio::join!(call(&c, "mcp_write", update), call(&c, "mcp_write", delete));
+        [got.0, got.1]
+    })
+    .await;
+    for (n, [(e1, updated), (e2, deleted)]) in all.into_iter().enumerate() {
         let tab = format!("workspace/own {n}");
         assert!(
             !e1 && updated.starts_with(&format!("ok|mode:update|tab:{tab}|")),
@@ -436,6 +422,46 @@ fn owners_script(copyq: &PrivateCopyq, cmd: &str) {
         .expect("setCommands");
 }
 
+/// `n` clients of `gw` with its write token, each doing `work(its client, its number)` once every
+/// client is connected: what each did, in their order.
+async fn at_once<T, F, Fut>(gw: &Gateway, n: usize, work: F) -> Vec<T>
+where
+    F: Fn(Client, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = T> + Send,
+    T: Send + 'static,
+{
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(n));
+    let mut tasks = Vec::new();
+    for k in 0..n {
+        let (url, token, start, work) = (
+            gw.url.clone(),
+            gw.write.clone(),
+            start.clone(),
+            work.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let c = client(&url, &token).await;
+            start.wait().await;
+            work(c, k).await
+        }));
+    }
+    let mut done = Vec::new();
+    for task in tasks {
+        done.push(task.await.expect("client task"));
+    }
+    done
+}
+
+/// A delete of row `index` of `workspace/notes` through `c`, acknowledged.
+async fn delete_note(c: &Client, index: usize) {
+    let args = json!({"mode": "delete", "tab": "workspace/notes", "index": index});
+    let got = w(c, args).await;
+    assert!(
+        got.starts_with("ok|mode:delete|tab:workspace/notes|"),
+        "{got}"
+    );
+}
+
 /// The owner keeps a recycle bin: a script CopyQ runs before each removal (`onItemsRemoved()`)
 /// copies the items going to a tab of its own. CopyQ waits for it in a nested event loop, which
 /// serves the calls sent after the removal first: the unload after a delete, sent with it, saved
@@ -456,15 +482,7 @@ async fn a_delete_an_owners_script_waits_on_is_on_disk_when_acknowledged() {
         .expect("seed");
     let gw = gateway(&copyq).await;
     let c = client(&gw.url, &gw.write).await;
-    let got = w(
-        &c,
-        json!({"mode": "delete", "tab": "workspace/notes", "index": 1}),
-    )
-    .await;
-    assert!(
-        got.starts_with("ok|mode:delete|tab:workspace/notes|"),
-        "{got}"
-    );
+    delete_note(&c, 1).await;
     copyq.kill_server();
     copyq.start_server().expect("restart");
     assert_eq!(
@@ -473,15 +491,7 @@ async fn a_delete_an_owners_script_waits_on_is_on_disk_when_acknowledged() {
     );
     // The owner's script ran for the gateway's delete (its own tab is saved late: asked before
     // a crash, not after one).
-    let got = w(
-        &c,
-        json!({"mode": "delete", "tab": "workspace/notes", "index": 0}),
-    )
-    .await;
-    assert!(
-        got.starts_with("ok|mode:delete|tab:workspace/notes|"),
-        "{got}"
-    );
+    delete_note(&c, 0).await;
     let ran: &[&str] = match major(&copyq) {
         ..8 => &[],
         _ => &["keep"],

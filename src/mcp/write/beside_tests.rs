@@ -7,33 +7,15 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::auth::{Principal, Role};
+use super::group_tests::write;
+
 use crate::backend::socket::stand_in::Model;
 use crate::backend::socket::stand_in::tests::started;
 use crate::backend::{Backend, Item};
 use crate::clipboard::{Coverage, Roots};
 use crate::mcp::ToolState;
-
-fn owner() -> Principal {
-    Principal {
-        subject: "test".into(),
-        role: Role::Write,
-        token_id: "j".into(),
-        grant: None,
-        tabs: Default::default(),
-        expires: None,
-    }
-}
-
-async fn write(tools: &Arc<ToolState>, args: Value) -> String {
-    let args: Map<String, Value> = args.as_object().cloned().unwrap_or_default();
-    match super::call(tools, &owner(), &args).await {
-        Ok(reply) => reply,
-        Err(e) => e.line(),
-    }
-}
 
 fn update(tab: &str, text: &str) -> Value {
     json!({"mode": "update", "tab": tab, "index": 0, "field": "text", "edit_mode": "replace", "text": text})

@@ -11,7 +11,7 @@ use crate::backend::{Backend, Item};
 use crate::clipboard::Roots;
 use crate::mcp::ToolState;
 
-fn owner() -> Principal {
+pub(super) fn owner() -> Principal {
     Principal {
         subject: "test".into(),
         role: Role::Write,
@@ -113,7 +113,7 @@ async fn a_group_refuses_an_add_copyq_would_make_in_a_look_alike_tab() {
     );
 }
 
-async fn write(tools: &Arc<ToolState>, args: Value) -> String {
+pub(super) async fn write(tools: &Arc<ToolState>, args: Value) -> String {
     let args = args.as_object().cloned().unwrap_or_default();
     match super::call(tools, &owner(), &args).await {
         Ok(reply) => reply,
