@@ -347,9 +347,11 @@
   // call with nothing: CopyQ always has a tab, so an empty tab list means it is gone.
   function alive() { return tab().length > 0; }
 
-  // Remove `row` of the current tab, which holds `count` rows, and see that it went.
+  // Remove `row` of the current tab, which holds `count` rows, and see that it went. From CopyQ
+  // 8.0 an onItemsRemoved() script may refuse a removal, and remove() then says nothing.
   function removeRow(row, count, what) {
     remove(row);
+    if (alive() && size() === count) throw new Refusal('kept');
     if (!alive() || size() !== count - 1) throw new Error(what + ' was not applied');
   }
 

@@ -72,6 +72,10 @@ pub enum BackendError {
     /// client (see `ToolError`'s `From<BackendError>`).
     #[error("CopyQ failed: {0}")]
     Failed(String),
+    /// CopyQ answered a removal and kept the row: from CopyQ 8.0 an `onItemsRemoved()` script
+    /// (the owner's) may refuse a removal, and CopyQ then says nothing. Nothing was changed.
+    #[error("CopyQ kept the row it was asked to remove")]
+    Kept,
     /// The write was partly made: CopyQ changed as `made` says, then `cause` failed. Like
     /// `Misdirected`, and unlike the other errors, something was changed.
     #[error("{cause}")]

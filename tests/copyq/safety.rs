@@ -505,7 +505,8 @@ async fn a_delete_an_owners_script_waits_on_is_on_disk_when_acknowledged() {
 }
 
 /// An owner's script that refuses removals (`onItemsRemoved()` failing): CopyQ answers the removal
-/// with no error and keeps the item. The delete is refused, never `ok|`, and nothing is changed.
+/// with no error and keeps the item. The delete is refused, never `ok|`, saying so, and nothing is
+/// changed.
 /// (CopyQ 6.4 has no such scripts: it removes the item, and the delete says so.)
 #[tokio::test]
 async fn a_delete_an_owners_script_refuses_is_refused() {
@@ -525,7 +526,11 @@ async fn a_delete_an_owners_script_refuses_is_refused() {
         return;
     }
     assert!(is_error, "{got}");
-    assert!(got.starts_with("error|COPYQ_ERROR|"), "{got}");
+    assert_eq!(
+        got,
+        "error|COPYQ_ERROR|CopyQ kept item 1 of 'workspace/notes': a script of CopyQ's \
+         (onItemsRemoved) refused to remove it; nothing was changed"
+    );
     assert_eq!(left, ["keep", "protected"]);
 }
 

@@ -149,6 +149,7 @@ pub(super) fn parse_reply<T: DeserializeOwned>(
             count: extra.count.unwrap_or(0),
         }),
         (false, _, Some("conflict")) => Err(BackendError::Conflict),
+        (false, _, Some("kept")) => Err(BackendError::Kept),
         (false, _, Some("misdirected")) => Err(BackendError::Misdirected {
             tab: extra.tab.unwrap_or_default(),
         }),

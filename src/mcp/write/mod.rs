@@ -420,6 +420,10 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
             tab.shown
         )),
         BackendError::TabFull { limit } => tab_full(target, limit),
+        BackendError::Kept => ToolError::CopyQ(format!(
+            "CopyQ kept item {index} of '{}': a script of CopyQ's (onItemsRemoved) refused to remove it; nothing was changed",
+            tab.shown
+        )),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         // A look-alike the caller may not cover: not named (the add tool's groups name it when
         // the caller covers it, see `lead`).

@@ -26,6 +26,17 @@ fn ok_or_text(reply: &Value, what: &str) -> Result<(), BackendError> {
     }
 }
 
+/// Whether a removal from a tab of `count` rows went, by the rows it holds `now`: one fewer, or
+/// all of them kept (an `onItemsRemoved()` script of CopyQ's refused it), as the CLI's script
+/// tells them apart.
+fn removed(now: usize, count: usize, what: &str) -> Result<(), BackendError> {
+    match now {
+        n if n == count => Err(BackendError::Kept),
+        n if n + 1 == count => Ok(()),
+        _ => Err(BackendError::Failed(format!("{what} was not applied"))),
+    }
+}
+
 impl SocketBackend {
     /// A body's `calls` and then `then` (the unload after, or nothing) in one round trip, each
     /// answered on its own: the body's replies, and the outcome of `then` if it was sent.
@@ -311,10 +322,7 @@ impl SocketBackend {
             let (replies, saved) = self.body_then(&calls, &then, "remove").await?;
             let length = replies.into_iter().next().unwrap_or(Value::Invalid);
             let now = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-            if usize::try_from(now).ok() != count.checked_sub(1) {
-                // As the CLI's script says it.
-                return Err(BackendError::Failed("remove was not applied".into()));
-            }
+            removed(usize::try_from(now).unwrap_or(0), count, "remove")?;
             Ok(((), saved))
         };
         Ok(self.durably_from(&[tab], before, body).await?.1)
@@ -342,12 +350,7 @@ impl SocketBackend {
                 let (_, count) = self.check_row(from, r, expect).await?;
                 self.remove_alone(from, r, "remove from source").await?;
                 // write protocol: verify (the source holds one row fewer)
-                match self.length(from).await? + 1 == count {
-                    true => Ok(()),
-                    false => Err(BackendError::Failed(
-                        "remove from source was not applied".into(),
-                    )),
-                }
+                removed(self.length(from).await?, count, "remove from source")
             };
             source
                 .await
