@@ -22,6 +22,7 @@
 // Non-zero exit (and mcp-remote's stderr tail) when the client or the proxy fails.
 // Options: --timeout SECS per request, including the first connect with its OAuth (default 90).
 
+import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -70,7 +71,25 @@ for (let i = 0; i < argv.length; i++) {
 if (!opts.url || (opts.token === null) === !opts.oauth) usage('need --url and exactly one of --token / --oauth');
 const timeoutMs = Number(opts.timeout) * 1000;
 
-const args = [proxy, opts.url, '--transport', 'http-only'];
+// mcp-remote's OAuth callback listens on a port it derives from the server URL (3335 plus the
+// first 16 bits of the URL's MD5, modulo 45816). Chromium refuses to load a few ports
+// (net::ERR_UNSAFE_PORT): when the gateway's port, random in these tests, makes the callback land
+// on one, the approval's redirect never arrives (seen: http://localhost:34171/mcp -> 4045). A
+// person seeing that in their browser passes mcp-remote a port (its second argument), as this does
+// then, and only then.
+const CHROMIUM_UNSAFE = new Set([3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668,
+  6669, 6679, 6697, 10080]);
+function callbackPort(url) {
+  const hash = createHash('md5').update(url).digest('hex');
+  return 3335 + (parseInt(hash.slice(0, 4), 16) % 45816);
+}
+const args = [proxy, opts.url];
+if (opts.oauth && CHROMIUM_UNSAFE.has(callbackPort(opts.url))) {
+  let port = callbackPort(opts.url);
+  while (CHROMIUM_UNSAFE.has(port)) port += 1;
+  args.push(String(port));
+}
+args.push('--transport', 'http-only');
 if (opts.token !== null) args.push('--header', `Authorization:Bearer ${opts.token}`);
 const stderrPath = join(process.env.CONNECTORS2_STATE || '.', 'mcp-remote.stderr');
 const stderrLog = createWriteStream(stderrPath, { flags: 'a' });
