@@ -351,8 +351,9 @@
   // 8.0 an onItemsRemoved() script may refuse a removal, and remove() then says nothing.
   function removeRow(row, count, what) {
     remove(row);
-    if (alive() && size() === count) throw new Refusal('kept');
-    if (!alive() || size() !== count - 1) throw new Error(what + ' was not applied');
+    var now = alive() ? size() : null;
+    if (now === count) throw new Refusal('kept');
+    if (now !== count - 1) throw new Error(what + ' was not applied');
   }
 
   function removeItem(req) {

@@ -405,15 +405,6 @@ async fn updates_and_deletes_of_different_tabs_at_once_each_land_on_disk() {
     }
 }
 
-/// CopyQ's major version, from its `version()`.
-fn major(copyq: &PrivateCopyq) -> u32 {
-    let out = copyq.eval("print(version())", b"").expect("version()");
-    out.split_whitespace()
-        .filter_map(|w| w.trim_start_matches('v').split('.').next()?.parse().ok())
-        .next()
-        .unwrap_or_else(|| panic!("no version in {out:?}"))
-}
-
 /// Install the owner's script command `cmd` in CopyQ (as its Commands dialog does).
 fn owners_script(copyq: &PrivateCopyq, cmd: &str) {
     let commands = json!([{"name": "owner's script", "isScript": true, "cmd": cmd}]);

@@ -25,15 +25,6 @@ fn owner_said(gw: &Gateway, args: &[&str]) -> (bool, String) {
     (done, out + &err)
 }
 
-/// CopyQ's major version, from its `version()`.
-fn copyq_major() -> u32 {
-    let out = copyq().eval("print(version())", b"").expect("version()");
-    out.split_whitespace()
-        .filter_map(|w| w.trim_start_matches('v').split('.').next()?.parse().ok())
-        .next()
-        .unwrap_or_else(|| panic!("no version in {out:?}"))
-}
-
 /// Whether some file CopyQ keeps item data in (`.../items/...`) holds exactly `content`.
 fn in_a_data_file(dir: &std::path::Path, content: &str) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -69,7 +60,7 @@ async fn items_kept_in_files_are_read_searched_moved_and_audited() {
     // Saved, the big formats go to files; loaded again, the tab holds DataFile values.
     cq.eval("unload('mcp/workspace/files-src')", b"")
         .expect("unload");
-    if copyq_major() >= 8 {
+    if major(copyq()) >= 8 {
         assert!(
             in_a_data_file(cq.dir(), &text),
             "CopyQ 8.0+ keeps a format over 1 KiB in a file"

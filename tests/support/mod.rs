@@ -311,6 +311,15 @@ pub fn save_delays(copyq: &PrivateCopyq) -> String {
     copyq.eval(script, b"").expect("config")
 }
 
+/// `copyq`'s major version, from its `version()`.
+pub fn major(copyq: &PrivateCopyq) -> u32 {
+    let out = copyq.eval("print(version())", b"").expect("version()");
+    out.split_whitespace()
+        .filter_map(|w| w.trim_start_matches('v').split('.').next()?.parse().ok())
+        .next()
+        .unwrap_or_else(|| panic!("no version in {out:?}"))
+}
+
 /// Seed `tab` with one item and show it in CopyQ's window, which keeps it loaded: a write to it
 /// zeroes the save delays.
 pub fn pinned(copyq: &PrivateCopyq, tab: &str) {

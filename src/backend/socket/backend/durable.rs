@@ -151,7 +151,9 @@ impl SocketBackend {
     /// 17: `reloadBrowsers`, newer ones also `saveTabs`): the save delays set to 0 and put back
     /// are two such changes. (If every delay was 0 already, each change was saved at once. A tab
     /// with an item's editor open is reloaded, so saved, only when the editor closes.)
+    /// One cycle of the save delays at a time (see `SocketBackend::delays`).
     pub(super) async fn save_loaded(&self) -> Result<(), BackendError> {
+        let _cycle = self.delays.lock().await;
         let old = self.zero_delays().await?;
         if let Err(e) = self.put_delays(&old).await {
             self.owe(&old, &e);
@@ -375,7 +377,6 @@ impl SocketBackend {
         if opened {
             // write protocol: save-opened
             tracing::debug!("a tab the write touched was opened in CopyQ meanwhile: saving it");
-            let _cycle = self.delays.lock().await;
             self.save_loaded()
                 .await
                 .map_err(|e| BackendError::after(Made::Change, e))?;

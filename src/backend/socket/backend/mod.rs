@@ -47,9 +47,10 @@ pub struct SocketBackend {
     /// Save delays a write zeroed and could not put back (CopyQ gone meanwhile): put back before
     /// the next read or write.
     owed: Arc<std::sync::Mutex<Option<Vec<String>>>>,
-    /// Held from reading the save delays to putting them back, by the writes that may go beside
-    /// each other (updates and deletes, `ToolState::beside`): two such cycles at once, the second
-    /// would read the first's zeros as the owner's delays and put those back.
+    /// Held from reading the save delays to putting them back (a write to a pinned tab, and
+    /// `save_loaded`), where writes may go beside each other (updates and deletes,
+    /// `ToolState::beside`): two such cycles at once, the second would read the first's zeros as
+    /// the owner's delays and put those back. (A group of adds goes alone: its cycle needs none.)
     delays: Arc<tokio::sync::Mutex<()>>,
     /// Held around each removal of rows, and each change of options: one at a time. CopyQ may
     /// run an `onItemsRemoved()` script before a removal and wait for it in a nested event loop,

@@ -26,6 +26,12 @@ fn ok_or_text(reply: &Value, what: &str) -> Result<(), BackendError> {
     }
 }
 
+/// The rows of `tab`, from the reply to its `browserLength`.
+fn rows_of(tab: &str, reply: Value) -> Result<usize, BackendError> {
+    let n = slots::expect_int(&slots::browser_length(tab), reply).map_err(failed)?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
 /// Whether a removal from a tab of `count` rows went, by the rows it holds `now`: one fewer, or
 /// all of them kept (an `onItemsRemoved()` script of CopyQ's refused it), as the CLI's script
 /// tells them apart.
@@ -59,9 +65,8 @@ impl SocketBackend {
     }
 
     pub(super) async fn length(&self, tab: &str) -> Result<usize, BackendError> {
-        let call = slots::browser_length(tab);
-        let reply = self.call(call.clone()).await?;
-        Ok(usize::try_from(slots::expect_int(&call, reply).map_err(failed)?).unwrap_or(0))
+        let reply = self.call(slots::browser_length(tab)).await?;
+        rows_of(tab, reply)
     }
 
     /// The full data of `r` in `tab` (every format's content), if it still holds `expect`, and
@@ -98,8 +103,7 @@ impl SocketBackend {
         length: Value,
         data: Value,
     ) -> Result<(Map, usize), BackendError> {
-        let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-        let count = usize::try_from(count).unwrap_or(0);
+        let count = rows_of(tab, length)?;
         if r >= count {
             return Err(BackendError::NoSuchRow { count });
         }
@@ -217,8 +221,7 @@ impl SocketBackend {
                 tab: tab.to_owned(),
             });
         }
-        let count = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-        let count = usize::try_from(count).unwrap_or(0);
+        let count = rows_of(tab, length)?;
         let first = self.filled_row(tab, now, first, Formats::Item).await?;
         if count != before + 1 || item_of(&first) != *expect {
             return Err(BackendError::Failed("insert was not applied".into()));
@@ -321,8 +324,7 @@ impl SocketBackend {
             let calls = [slots::browser_length(tab)];
             let (replies, saved) = self.body_then(&calls, &then, "remove").await?;
             let length = replies.into_iter().next().unwrap_or(Value::Invalid);
-            let now = slots::expect_int(&slots::browser_length(tab), length).map_err(failed)?;
-            removed(usize::try_from(now).unwrap_or(0), count, "remove")?;
+            removed(rows_of(tab, length)?, count, "remove")?;
             Ok(((), saved))
         };
         Ok(self.durably_from(&[tab], before, body).await?.1)
