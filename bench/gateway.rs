@@ -3,8 +3,8 @@
 //! its floor (the same work by one `copyq eval`, and by raw socket calls); `tools/list` under 1, 8
 //! and 64 concurrent clients against a reference MCP server from the Python SDK; resident memory;
 //! 64 clients mixing reads and writes (the load test's workload) with each backend.
-//! The operations run against the host's CopyQ and, when COPYQ_MCP_BENCH_CHROOT names a chroot
-//! (tests/copyq-versions/chroot.sh), against that chroot's CopyQ too, side by side.
+//! The operations and the mixed load run against the host's CopyQ and, when COPYQ_MCP_BENCH_CHROOT
+//! names a chroot (tests/copyq-versions/chroot.sh), against that chroot's CopyQ too, side by side.
 //! Results go to stdout and `bench/results.md`.
 
 mod backend;
@@ -479,11 +479,16 @@ async fn run() {
     let socket = operations_table(&copyq, &http, &mut report).await;
     // COPYQ_MCP_BENCH_ONLY=ops: the operations tables alone, printed.
     let ops_only = std::env::var("COPYQ_MCP_BENCH_ONLY").as_deref() == Ok("ops");
+    let mut mixed_other = Vec::new();
     if let Some(chroot) = std::env::var_os("COPYQ_MCP_BENCH_CHROOT").filter(|c| !c.is_empty()) {
         let other =
             PrivateCopyq::start_in(Some(chroot.into())).expect("a private CopyQ in the chroot");
         seed(&other);
         drop(operations_table(&other, &http, &mut report).await);
+        // The mixed load against 17.0 too, while its CopyQ is up; its table goes after 6.4's.
+        if !ops_only {
+            mixed_other = mixed::table(&other).await;
+        }
     }
     if ops_only {
         println!("\n{}", report.join("\n"));
@@ -494,6 +499,7 @@ async fn run() {
     report.extend(load::tools_list(&http, &socket, rss_kib).await);
     drop(socket);
     report.extend(mixed::table(&copyq).await);
+    report.extend(mixed_other);
     report.extend(mixed::with_screenshots(&copyq).await);
     report.extend(watch::table(&copyq, &http).await);
     report.push(String::new());

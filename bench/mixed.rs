@@ -404,8 +404,9 @@ pub async fn table(copyq: &PrivateCopyq) -> Vec<String> {
     let mut lines = vec![
         String::new(),
         format!(
-            "## {CLIENTS} clients mixing reads and writes for {} s (the load test's workload), per backend",
-            RUN_FOR.as_secs()
+            "## {CLIENTS} clients mixing reads and writes for {} s (the load test's workload) against {}, per backend",
+            RUN_FOR.as_secs(),
+            super::copyq_version(copyq)
         ),
         String::new(),
         "| operation | cli: calls, median / p99 ms | socket: calls, median / p99 ms | floor (raw socket): calls, median / p99 ms |".to_owned(),
