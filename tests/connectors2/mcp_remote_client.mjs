@@ -84,8 +84,8 @@ function callbackPort(url) {
   return 3335 + (parseInt(hash.slice(0, 4), 16) % 45816);
 }
 const args = [proxy, opts.url];
-if (opts.oauth && CHROMIUM_UNSAFE.has(callbackPort(opts.url))) {
-  let port = callbackPort(opts.url);
+let port = callbackPort(opts.url);
+if (opts.oauth && CHROMIUM_UNSAFE.has(port)) {
   while (CHROMIUM_UNSAFE.has(port)) port += 1;
   args.push(String(port));
 }
