@@ -129,7 +129,7 @@ impl AutoBackend {
         tab: &str,
         item: &Item,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<super::Landed, BackendError> {
         routed!(self, insert(tab, item, limit))
     }
 
@@ -137,7 +137,7 @@ impl AutoBackend {
         &self,
         writes: &[super::Insert<'_>],
         ready: super::Ready,
-    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+    ) -> Result<Vec<Result<super::Landed, BackendError>>, BackendError> {
         match self.route().await? {
             Route::Socket => self.socket.insert_many(writes, ready).await,
             Route::Cli => {
@@ -153,7 +153,7 @@ impl AutoBackend {
         item: &Item,
         whole: &Whole,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<super::Landed, BackendError> {
         routed!(self, insert_whole(tab, item, whole, limit))
     }
 
@@ -241,7 +241,7 @@ impl AutoBackend {
         to: &str,
         limit: usize,
         prepared: Option<Prepared>,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<super::Landed, BackendError> {
         match self.route().await? {
             Route::Socket => {
                 self.socket

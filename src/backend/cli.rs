@@ -11,7 +11,9 @@ use tokio::sync::Semaphore;
 
 use super::options::MaxItems;
 use super::socket::path::SocketEnv;
-use super::{BackendError, Item, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags};
+use super::{
+    BackendError, Item, Landed, Made, Persisted, ReadRequest, Snapshot, TabPage, split_tags,
+};
 
 mod content;
 pub(crate) mod exe;
@@ -58,6 +60,9 @@ struct ReadReply {
 #[derive(Deserialize)]
 struct WriteReply {
     persisted: Persisted,
+    /// An insert's row (see [`Landed::row`]); none for the other writes.
+    #[serde(default)]
+    row: usize,
 }
 
 #[derive(Deserialize)]
@@ -230,8 +235,8 @@ impl CliBackend {
         tab: &str,
         item: &Item,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
-        self.write(json!({"op": "insert", "tab": tab, "item": item, "limit": limit}))
+    ) -> Result<Landed, BackendError> {
+        self.landed(json!({"op": "insert", "tab": tab, "item": item, "limit": limit}))
             .await
     }
 
@@ -240,7 +245,7 @@ impl CliBackend {
     pub async fn insert_many(
         &self,
         writes: &[super::Insert<'_>],
-    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+    ) -> Result<Vec<Result<Landed, BackendError>>, BackendError> {
         // One CopyQ would make in a look-alike tab is refused by the tab list read first (as the
         // socket backend's group does); the others are made one after another.
         let all = self.read(&ReadRequest::tab_list()).await?.all_tabs;
@@ -282,8 +287,8 @@ impl CliBackend {
         expect: &Item,
         to: &str,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
-        self.write(json!({"op": "move", "from": from, "row": row, "expect": expect, "to": to, "limit": limit}))
+    ) -> Result<Landed, BackendError> {
+        self.landed(json!({"op": "move", "from": from, "row": row, "expect": expect, "to": to, "limit": limit}))
             .await
     }
 
@@ -302,8 +307,16 @@ impl CliBackend {
     }
 
     async fn write(&self, request: serde_json::Value) -> Result<Persisted, BackendError> {
+        Ok(self.landed(request).await?.persisted)
+    }
+
+    /// A write that inserts (an add, a move, a restore): with the row its item landed at.
+    async fn landed(&self, request: serde_json::Value) -> Result<Landed, BackendError> {
         let reply: WriteReply = self.eval_write(&request).await?;
-        Ok(reply.persisted)
+        Ok(Landed {
+            persisted: reply.persisted,
+            row: reply.row,
+        })
     }
 
     pub async fn ping(&self) -> Result<(), BackendError> {

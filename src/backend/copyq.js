@@ -291,6 +291,28 @@
         && s(data[MIME_NOTE]) === it.note;
   }
 
+  // A row the owner pinned (CopyQ's pinned-items plugin): CopyQ keeps it where it is and refuses
+  // to remove it.
+  function isPinned(data) { return data[PROTOCOL.MIME_PINNED] !== undefined; }
+
+  // The row of the current tab an item just written at row 0 is at, -1 if it is not there: row 0,
+  // or the first below the rows pinned at the top, where CopyQ moved it to keep them in place.
+  function landedAt(it) {
+    var count = size();
+    for (var r = 0; r < count; ++r) {
+      var data = getItem(r);
+      if (!isPinned(data)) return sameAs(data, it) ? r : -1;
+    }
+    return -1;
+  }
+
+  // `checkRow` of a row about to be removed: refused up front if it is pinned.
+  function checkUnpinned(name, row, expect) {
+    var data = checkRow(name, row, expect);
+    if (isPinned(data)) throw new Refusal('pinned');
+    return data;
+  }
+
   // Select `name` and check `row` still holds `expect`. (write protocol: check)
   function checkRow(name, row, expect) {
     if (!exists(name)) throw new Refusal('no_tab');
@@ -325,8 +347,9 @@
       write(0, req.whole ? wholeItem(req.whole) : mimeItem(req.item));
       // write protocol: verify
       checkLanded(req.tab);
-      if (size() !== before + 1 || !sameAs(getItem(0), req.item)) throw new Error('insert was not applied');
-      return { count: size() };
+      var at = landedAt(req.item);
+      if (size() !== before + 1 || at < 0) throw new Error('insert was not applied');
+      return { count: size(), row: at };
     });
   }
 
@@ -357,7 +380,7 @@
   }
 
   function removeItem(req) {
-    checkRow(req.tab, req.row, req.expect);
+    checkUnpinned(req.tab, req.row, req.expect);
     return durably([req.tab], function () {
       tab(req.tab);
       removeRow(req.row, size(), 'remove');
@@ -379,19 +402,20 @@
 
   // Target first, checked, then the source: whatever fails, the item is in at least one tab.
   function moveItem(req) {
-    var data = checkRow(req.from, req.row, req.expect);
+    var data = checkUnpinned(req.from, req.row, req.expect);
     checkRoom(req.to, req.limit);
     return durably([req.to, req.from], function () {
       tab(req.to);
       var before = size();
       write(0, data);
       checkLanded(req.to);
-      if (size() !== before + 1 || !sameAs(getItem(0), req.expect)) throw new Error('copy to target was not applied');
+      var at = landedAt(req.expect);
+      if (size() !== before + 1 || at < 0) throw new Error('copy to target was not applied');
       nowMade('copy');
       unload(req.to);
       checkRow(req.from, req.row, req.expect);
       removeRow(req.row, size(), 'remove from source');
-      return { new_index: 0 };
+      return { row: at };
     });
   }
 

@@ -76,6 +76,10 @@ pub enum BackendError {
     /// (the owner's) may refuse a removal, and CopyQ then says nothing. Nothing was changed.
     #[error("CopyQ kept the row it was asked to remove")]
     Kept,
+    /// The row is pinned in CopyQ (see [`super::protocol::MIME_PINNED`]): CopyQ refuses to remove
+    /// it, so a delete or move of it is refused before anything changes.
+    #[error("the row is pinned in CopyQ")]
+    Pinned,
     /// The write was partly made: CopyQ changed as `made` says, then `cause` failed. Like
     /// `Misdirected`, and unlike the other errors, something was changed.
     #[error("{cause}")]

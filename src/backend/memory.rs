@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{
-    BackendError, Item, Persisted, ReadRequest, RowsPage, Snapshot, TabPage, TabRows, TabSelector,
-    Whole,
+    BackendError, Item, Landed, Persisted, ReadRequest, RowsPage, Snapshot, TabPage, TabRows,
+    TabSelector, Whole,
 };
 
 /// Tabs in CopyQ order, each a list of items with row 0 first.
@@ -175,7 +175,7 @@ impl MemoryBackend {
 
     /// Like CopyQ, takes an existing tab differing only by `&` for a missing one (see
     /// [`super::names`]), and then says the write went elsewhere.
-    pub fn insert(&self, tab: &str, item: &Item, limit: usize) -> Result<Persisted, BackendError> {
+    pub fn insert(&self, tab: &str, item: &Item, limit: usize) -> Result<Landed, BackendError> {
         let mut tabs = self.lock();
         let names: Vec<String> = tabs.iter().map(|(n, _)| n.clone()).collect();
         if let Some(other) = super::names::clash(tab, &names)
@@ -197,7 +197,10 @@ impl MemoryBackend {
             return Err(BackendError::TabFull { limit });
         }
         items.insert(0, item.clone());
-        Ok(Persisted::Memory)
+        Ok(Landed {
+            persisted: Persisted::Memory,
+            row: 0,
+        })
     }
 
     /// Each of `writes` as [`Self::insert`], in order, its size noted; one CopyQ would make in a
@@ -205,7 +208,7 @@ impl MemoryBackend {
     pub fn insert_many(
         &self,
         writes: &[super::Insert<'_>],
-    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+    ) -> Result<Vec<Result<Landed, BackendError>>, BackendError> {
         self.groups
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -227,7 +230,7 @@ impl MemoryBackend {
         item: &Item,
         _whole: &Whole,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         self.insert(tab, item, limit)
     }
 
@@ -287,13 +290,14 @@ impl MemoryBackend {
         expect: &Item,
         to: &str,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         {
             let mut tabs = self.lock();
             checked_row(&mut tabs, from, row, expect)?;
         }
-        self.insert(to, expect, limit)?;
-        self.remove(from, row, expect)
+        let landed = self.insert(to, expect, limit)?;
+        self.remove(from, row, expect)?;
+        Ok(landed)
     }
 
     pub fn create_tab(&self, tab: &str) -> Result<bool, BackendError> {

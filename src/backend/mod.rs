@@ -153,6 +153,15 @@ pub enum Persisted {
     Memory,
 }
 
+/// Where an insert landed, and how it was made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Landed {
+    pub persisted: Persisted,
+    /// The item's row once inserted: 0, or the first row below those the owner pinned at the top
+    /// of the tab (CopyQ keeps a pinned row where it is, see [`protocol::MIME_PINNED`]).
+    pub row: usize,
+}
+
 /// What `/healthz` says of CopyQ, besides whether it answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Health {
@@ -264,7 +273,7 @@ impl Backend {
         tab: &str,
         item: &Item,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         dispatch!(self, insert(tab, item, limit))
     }
 
@@ -276,7 +285,7 @@ impl Backend {
         &self,
         writes: &[Insert<'_>],
         ready: Ready,
-    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+    ) -> Result<Vec<Result<Landed, BackendError>>, BackendError> {
         let results = match self {
             Self::Socket(b) => b.insert_many(writes, ready).await,
             Self::Auto(b) => b.insert_many(writes, ready).await,
@@ -298,7 +307,7 @@ impl Backend {
         item: &Item,
         whole: &Whole,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         dispatch!(self, insert_whole(tab, item, whole, limit))
     }
 
@@ -398,7 +407,7 @@ impl Backend {
         to: &str,
         limit: usize,
         prepared: Prepared,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         let p = prepared.0;
         (match self {
             Self::Cli(b) => b.move_item(from, row, expect, to, limit).await,

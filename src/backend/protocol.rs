@@ -64,6 +64,11 @@ pub const MIME_NOTE: &str = "application/x-copyq-item-notes";
 /// Set to `secret` on what a password manager put on the clipboard (KDE's convention, which
 /// CopyQ honours): such an item is never shown to a client.
 pub const MIME_PASSWORD_HINT: &str = "x-kde-passwordManagerHint";
+/// Held (empty) by an item the owner pinned in CopyQ (its "Pin" command, the pinned-items plugin):
+/// CopyQ keeps a pinned row where it is, refuses to remove it, and puts an item inserted above it
+/// below it instead. A delete or move of one is refused before anything changes; an add to a tab
+/// whose first rows are pinned lands below them, at the row it answers.
+pub const MIME_PINNED: &str = "application/x-copyq-item-pinned";
 
 /// CopyQ's options for how long after a change it saves a tab (step 3).
 pub const SAVE_DELAYS: [&str; 5] = [
@@ -94,6 +99,7 @@ pub fn for_script() -> Value {
         "MIME_TAGS": MIME_TAGS,
         "MIME_NOTE": MIME_NOTE,
         "MIME_PASSWORD_HINT": MIME_PASSWORD_HINT,
+        "MIME_PINNED": MIME_PINNED,
         "SAVE_DELAYS": SAVE_DELAYS,
     })
 }

@@ -173,6 +173,19 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Note where a write's item landed when it is not the row the entry names: an add made below
+    /// the rows the owner pinned at the top of its tab (`index`: the row it is at), a move's
+    /// item likewise in its target (`index`: `None`, the entry keeps the source's row).
+    pub fn place_audit(&self, id: i64, index: Option<i64>, note: &str) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE audit SET idx = COALESCE(?2, idx), note = ?3 WHERE id = ?1",
+                params![id, index, note],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
     /// Withdraw an entry whose write then failed (nothing was changed).
     pub fn drop_audit(&self, id: i64) -> Result<()> {
         self.conn()

@@ -10,6 +10,7 @@ mod content;
 mod copyq_down;
 mod faults;
 mod halfdone;
+mod pinned;
 mod read;
 mod redact;
 mod safety;

@@ -159,7 +159,13 @@ async fn the_backend_refuses_a_full_tab_and_fills_its_last_slot() {
 
     let got = backend.insert("mcp/workspace/three", &extra, 4).await;
     assert!(
-        matches!(got, Ok(copyq_mcp::backend::Persisted::Unload)),
+        matches!(
+            got,
+            Ok(copyq_mcp::backend::Landed {
+                persisted: copyq_mcp::backend::Persisted::Unload,
+                row: 0
+            })
+        ),
         "{got:?}"
     );
     assert_eq!(

@@ -150,6 +150,7 @@ pub(super) fn parse_reply<T: DeserializeOwned>(
         }),
         (false, _, Some("conflict")) => Err(BackendError::Conflict),
         (false, _, Some("kept")) => Err(BackendError::Kept),
+        (false, _, Some("pinned")) => Err(BackendError::Pinned),
         (false, _, Some("misdirected")) => Err(BackendError::Misdirected {
             tab: extra.tab.unwrap_or_default(),
         }),

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::CliBackend;
-use crate::backend::{BackendError, Item, Persisted, Whole};
+use crate::backend::{BackendError, Item, Landed, Whole};
 
 #[derive(Deserialize)]
 struct WholeReply {
@@ -42,12 +42,12 @@ impl CliBackend {
         item: &Item,
         whole: &Whole,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         let whole: Vec<(&str, String)> = whole
             .iter()
             .map(|(mime, bytes)| (mime.as_str(), B64.encode(bytes)))
             .collect();
-        self.write(
+        self.landed(
             json!({"op": "insert", "tab": tab, "item": item, "whole": whole, "limit": limit}),
         )
         .await

@@ -535,7 +535,13 @@ pub(crate) mod tests {
     use super::super::probe::Layout;
     use super::*;
     use crate::backend::{
-        Item, Persisted, ReadRequest, SocketBackend, SocketConfig, TabSelector, ready_now,
+        Item, Landed, Persisted, ReadRequest, SocketBackend, SocketConfig, TabSelector, ready_now,
+    };
+
+    /// An insert at row 0, saved by unloading its tab.
+    const UNLOADED: Landed = Landed {
+        persisted: Persisted::Unload,
+        row: 0,
     };
 
     /// Where the stand-in listens: a socket in `dir`, or on Windows a pipe named after `dir`.
@@ -603,8 +609,8 @@ pub(crate) mod tests {
             note: "n".into(),
             ..Item::default()
         };
-        let persisted = backend.insert("mcp/a", &item, 200).await.expect("insert");
-        assert_eq!(persisted, Persisted::Unload);
+        let landed = backend.insert("mcp/a", &item, 200).await.expect("insert");
+        assert_eq!(landed.persisted, Persisted::Unload);
         let two = Item {
             text: "two".into(),
             ..Item::default()
@@ -648,7 +654,7 @@ pub(crate) mod tests {
             ..Item::default()
         };
         let persisted = backend.insert("mcp/a", &item("a"), 200).await;
-        assert_eq!(persisted.expect("insert"), Persisted::Unload);
+        assert_eq!(persisted.expect("insert").persisted, Persisted::Unload);
         assert_eq!(m().config_changes(), 0);
         for k in crate::backend::protocol::SAVE_DELAYS {
             m().config.insert(k.into(), "300000".into());
@@ -656,13 +662,13 @@ pub(crate) mod tests {
         // Opened after the group's first unload, before the unload after its insert.
         m().open_after("mcp/a", 1);
         let persisted = backend.insert("mcp/a", &item("b"), 200).await;
-        assert_eq!(persisted.expect("insert"), Persisted::SaveDelay);
+        assert_eq!(persisted.expect("insert").persisted, Persisted::SaveDelay);
         // Five delays set to 0 and five put back.
         assert_eq!(m().config_changes(), 10);
         assert_eq!(m().config["save_delay_ms_on_item_added"], "300000");
         // Open from the start: the save delays are zeroed around the write, as always.
         let persisted = backend.insert("mcp/a", &item("c"), 200).await;
-        assert_eq!(persisted.expect("insert"), Persisted::SaveDelay);
+        assert_eq!(persisted.expect("insert").persisted, Persisted::SaveDelay);
         assert_eq!(m().config_changes(), 20);
         // A change prepared before the tab was opened.
         m().opens.clear();
@@ -767,7 +773,7 @@ pub(crate) mod tests {
         writes: &[(&str, &str, usize)],
         refuse: &str,
     ) -> (
-        Vec<Result<Persisted, crate::backend::BackendError>>,
+        Vec<Result<Landed, crate::backend::BackendError>>,
         usize,
         String,
     ) {
@@ -822,11 +828,11 @@ pub(crate) mod tests {
             matches!(
                 got[..],
                 [
-                    Ok(Persisted::Unload),
-                    Ok(Persisted::Unload),
-                    Ok(Persisted::Unload),
+                    Ok(UNLOADED),
+                    Ok(UNLOADED),
+                    Ok(UNLOADED),
                     Err(crate::backend::BackendError::TabFull { limit: 3 }),
-                    Ok(Persisted::Unload),
+                    Ok(UNLOADED),
                 ]
             ),
             "{got:?}"
@@ -852,9 +858,9 @@ pub(crate) mod tests {
             matches!(
                 got[..],
                 [
-                    Ok(Persisted::Unload),
+                    Ok(UNLOADED),
                     Err(crate::backend::BackendError::Failed(_)),
-                    Ok(Persisted::Unload),
+                    Ok(UNLOADED),
                 ]
             ),
             "{got:?}"
@@ -902,7 +908,16 @@ pub(crate) mod tests {
             .insert_many(&[("mcp/g", &made, 200)], late(true))
             .await
             .expect("group");
-        assert!(matches!(got[..], [Ok(Persisted::Unload)]), "{got:?}");
+        assert!(
+            matches!(
+                got[..],
+                [Ok(Landed {
+                    persisted: Persisted::Unload,
+                    row: 0
+                })]
+            ),
+            "{got:?}"
+        );
         let json = std::fs::read_to_string(&state).expect("state");
         assert_eq!(
             json,

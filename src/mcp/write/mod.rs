@@ -244,9 +244,9 @@ async fn lead(tools: Arc<ToolState>) {
     let mut answers = Vec::with_capacity(queued.len());
     for (q, result) in queued.into_iter().zip(results) {
         let result = match result {
-            Ok(persisted) => {
-                tracing::info!(?persisted, "write acknowledged");
-                Ok(ok_add(&q.add))
+            Ok(landed) => {
+                tracing::info!(persisted = ?landed.persisted, "write acknowledged");
+                Ok((ok_add(&q.add, landed.row), landed.row))
             }
             Err(BackendError::Clash { other, .. }) => {
                 Err(clash(&q.add.tab, &other, &q.principal.tabs))
@@ -295,20 +295,25 @@ async fn record_group(tools: &ToolState, queued: &[Queued]) -> Result<Vec<Option
     }
 }
 
-/// The answers of a group, with the audit entries of the adds that failed withdrawn or marked
-/// (see [`outcome::settle`]), off the async threads; each with where it goes.
+/// A write's reply and the row its item landed at (see [`Done::row`]), or why it failed.
+type Answer = Result<(String, usize), ToolError>;
+
+/// The answers of a group, with the audit entries of the adds that failed withdrawn or marked,
+/// and of those made below pinned rows noted (see [`outcome::settle`]), off the async threads;
+/// each with where it goes.
 async fn settle_group(
     tools: &ToolState,
-    answers: Vec<(Queued, Result<String, ToolError>)>,
+    answers: Vec<(Queued, Answer)>,
     ids: Vec<Option<i64>>,
 ) -> Vec<(Reply, Result<String, ToolError>)> {
+    let planned = |result: &Answer| matches!(result, Ok((_, 0)));
     let store = match &tools.audit {
-        Some(store) if answers.iter().any(|(_, result)| result.is_err()) => store.clone(),
+        Some(store) if !answers.iter().all(|(_, result)| planned(result)) => store.clone(),
         // A write that went as planned keeps its entry as recorded.
         _ => {
             return answers
                 .into_iter()
-                .map(|(q, result)| (q.reply, result))
+                .map(|(q, result)| (q.reply, result.map(|(reply, _)| reply)))
                 .collect();
         }
     };
@@ -319,7 +324,7 @@ async fn settle_group(
             .map(|((q, result), id)| {
                 let result = match id {
                     Some(id) => outcome::settle(&store, id, &Plan::Add(q.add), result),
-                    None => result,
+                    None => result.map(|(reply, _)| reply),
                 };
                 (q.reply, result)
             })
@@ -386,7 +391,7 @@ async fn execute_audited(
     let audit_id = audit_id?;
     match (&tools.audit, audit_id) {
         (Some(store), Some(id)) => outcome::settle(store, id, plan, result),
-        _ => result,
+        _ => result.map(|(reply, _)| reply),
     }
 }
 
@@ -424,6 +429,10 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
             "CopyQ kept item {index} of '{}': a script of CopyQ's (onItemsRemoved) refused to remove it; nothing was changed",
             tab.shown
         )),
+        BackendError::Pinned => ToolError::CopyQ(format!(
+            "Item {index} of '{}' is pinned in CopyQ, which does not let a pinned item be removed or moved; nothing was changed. The owner can unpin it in CopyQ",
+            tab.shown
+        )),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         // A look-alike the caller may not cover: not named (the add tool's groups name it when
         // the caller covers it, see `lead`).
@@ -453,12 +462,13 @@ async fn misdirected(tools: &ToolState, tabs: &Coverage, e: ToolError) -> ToolEr
     ToolError::Misdirected { tab, landed }
 }
 
+/// The write's reply, and the row its item landed at (see [`Done::row`]).
 async fn execute(
     tools: &ToolState,
     tabs: &Coverage,
     plan: &Plan,
     prepared: (Prepared, Ready),
-) -> Result<String, ToolError> {
+) -> Result<(String, usize), ToolError> {
     match execute_plan(tools, plan, prepared).await {
         Err(e) => Err(misdirected(tools, tabs, e).await),
         ok => ok,
@@ -469,7 +479,7 @@ async fn execute_plan(
     tools: &ToolState,
     plan: &Plan,
     (prepared, ready): (Prepared, Ready),
-) -> Result<String, ToolError> {
+) -> Result<(String, usize), ToolError> {
     let b = &tools.backend;
     let mut done = Done::default();
     // An update or delete waits for `ready` after its check; the others before their first step.
@@ -481,10 +491,14 @@ async fn execute_plan(
         }
     };
     let persisted = match plan {
-        Plan::Add(Add { tab, item, limit }) => b
-            .insert(&tab.full, item, *limit)
-            .await
-            .map_err(|e| refused(e, tab, tab, 0))?,
+        Plan::Add(Add { tab, item, limit }) => {
+            let landed = b
+                .insert(&tab.full, item, *limit)
+                .await
+                .map_err(|e| refused(e, tab, tab, 0))?;
+            done.row = landed.row;
+            landed.persisted
+        }
         Plan::Update {
             tab,
             index,
@@ -505,16 +519,20 @@ async fn execute_plan(
             to,
             item,
             limit,
-        } => b
-            .move_item(&from.full, *index, item, &to.full, *limit, prepared)
-            .await
-            .map_err(|e| refused(e, from, to, *index))?,
+        } => {
+            let landed = b
+                .move_item(&from.full, *index, item, &to.full, *limit, prepared)
+                .await
+                .map_err(|e| refused(e, from, to, *index))?;
+            done.row = landed.row;
+            landed.persisted
+        }
         Plan::TabCreate { path, .. } => {
             done.created = b
                 .create_tab(&path.full)
                 .await
                 .map_err(|e| refused(e, path, path, 0))?;
-            return Ok(ok(plan, done));
+            return Ok((ok(plan, done), 0));
         }
         Plan::TabDelete { path, tabs } => {
             let names: Vec<String> = tabs.iter().map(|p| p.name.clone()).collect();
@@ -522,11 +540,11 @@ async fn execute_plan(
                 .remove_tabs(&names)
                 .await
                 .map_err(|e| refused(e, path, path, 0))?;
-            return Ok(ok(plan, done));
+            return Ok((ok(plan, done), 0));
         }
     };
     tracing::info!(?persisted, "write acknowledged");
-    Ok(ok(plan, done))
+    Ok((ok(plan, done), done.row))
 }
 
 #[cfg(test)]

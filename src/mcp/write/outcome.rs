@@ -7,13 +7,22 @@ use super::plan::Plan;
 use crate::backend::Made;
 use crate::store::Store;
 
-/// Keep, mark or withdraw the audit entry `id` of a write that ended with `result`.
+/// Keep, mark or withdraw the audit entry `id` of a write that ended with `result` (the reply,
+/// and the row its item landed at: an add's or move's below the rows pinned at the top of its
+/// tab is noted in the entry).
 pub(super) fn settle(
     store: &Store,
     id: i64,
     plan: &Plan,
-    result: Result<String, ToolError>,
+    result: Result<(String, usize), ToolError>,
 ) -> Result<String, ToolError> {
+    let result = match result {
+        Ok((reply, row)) => {
+            placed(store, id, plan, row);
+            return Ok(reply);
+        }
+        Err(e) => Err(e),
+    };
     let kept = match &result {
         Ok(_) => return result,
         Err(ToolError::Misdirected { tab, landed }) => store.settle_audit(
@@ -65,6 +74,28 @@ pub(super) fn settle(
             entry: Some(id),
         }),
         other => other,
+    }
+}
+
+/// Note in entry `id` where the item of an add or move landed, when it is not row 0.
+fn placed(store: &Store, id: i64, plan: &Plan, row: usize) {
+    let at = i64::try_from(row).unwrap_or(i64::MAX);
+    let noted = match plan {
+        _ if row == 0 => return,
+        Plan::Add(_) => store.place_audit(
+            id,
+            Some(at),
+            &format!("made at row {row}, below the rows pinned at the top of the tab"),
+        ),
+        Plan::Move { .. } => store.place_audit(
+            id,
+            None,
+            &format!("moved to row {row} of the target, below the rows pinned at its top"),
+        ),
+        _ => return,
+    };
+    if let Err(e) = noted {
+        tracing::error!(error = %e, "cannot note where a write's item landed in its audit entry");
     }
 }
 

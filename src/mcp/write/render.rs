@@ -13,6 +13,8 @@ pub struct Done {
     pub created: bool,
     /// `tab_delete`: items that went with the tabs.
     pub items_removed: usize,
+    /// `add`, `move`: the row the item landed at (0 unless the tab's first rows are pinned).
+    pub row: usize,
 }
 
 impl Done {
@@ -42,9 +44,10 @@ fn tags_and_note(item: &Item) -> String {
 }
 
 /// The reply to an add made.
-pub fn ok_add(Add { tab, item, .. }: &Add) -> String {
+/// An add's reply; `row`: where it landed (see [`Done::row`]).
+pub fn ok_add(Add { tab, item, .. }: &Add, row: usize) -> String {
     format!(
-        "ok|mode:add|{}|index:0|text_len:{}|tags:{}|note:{}",
+        "ok|mode:add|{}|index:{row}|text_len:{}|tags:{}|note:{}",
         tab_fields(tab),
         item.text.chars().count(),
         item.tags.len(),
@@ -54,7 +57,7 @@ pub fn ok_add(Add { tab, item, .. }: &Add) -> String {
 
 pub fn ok(plan: &Plan, done: Done) -> String {
     match plan {
-        Plan::Add(add) => ok_add(add),
+        Plan::Add(add) => ok_add(add, done.row),
         Plan::Update {
             tab, index, field, ..
         } => {
@@ -68,7 +71,10 @@ pub fn ok(plan: &Plan, done: Done) -> String {
             format!("ok|mode:delete|{}|index:{index}", tab_fields(tab))
         }
         Plan::Move { from, to, .. } => {
-            format!("ok|mode:move|from:{}|to:{}|new_index:0", from.full, to.full)
+            format!(
+                "ok|mode:move|from:{}|to:{}|new_index:{}",
+                from.full, to.full, done.row
+            )
         }
         Plan::TabCreate { path, .. } => {
             let status = if done.created {

@@ -9,7 +9,7 @@ use super::super::slots;
 use super::super::value::{Call, Map, Value};
 use super::durable::{all_unloaded, pinned, save_after_calls};
 use super::{SocketBackend, failed, map_of};
-use crate::backend::{BackendError, Insert, Item, Made, Persisted, Ready, wait_ready};
+use crate::backend::{BackendError, Insert, Item, Landed, Made, Persisted, Ready, wait_ready};
 
 /// One insert of a group: the tab, the formats to insert (CopyQ's data map), the item they hold
 /// (text, tags and note, checked after), and the tab's room.
@@ -32,12 +32,12 @@ pub(super) enum Clashes {
 /// The answers of a group's inserts, in order; the unload after's replies, if it went with them;
 /// the tabs it named.
 type Answers<'a> = (
-    Vec<Result<(), BackendError>>,
+    Vec<Result<usize, BackendError>>,
     Option<Result<Vec<Value>, BackendError>>,
     Vec<&'a str>,
 );
 
-fn no_answer() -> Result<(), BackendError> {
+fn no_answer() -> Result<usize, BackendError> {
     Err(BackendError::Failed("insert: a reply is missing".into()))
 }
 
@@ -59,7 +59,7 @@ impl SocketBackend {
         &self,
         writes: &[Insert<'_>],
         ready: Ready,
-    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+    ) -> Result<Vec<Result<Landed, BackendError>>, BackendError> {
         let writes: Vec<Write> = writes
             .iter()
             .map(|&(tab, item, limit)| Write {
@@ -80,7 +80,7 @@ impl SocketBackend {
         writes: Vec<Write<'_>>,
         ready: Ready,
         clashes: Clashes,
-    ) -> Result<Vec<Result<Persisted, BackendError>>, BackendError> {
+    ) -> Result<Vec<Result<Landed, BackendError>>, BackendError> {
         let started = std::time::Instant::now();
         self.settle_owed().await?;
         let all = self.tabs().await?;
@@ -155,8 +155,8 @@ impl SocketBackend {
         Ok(results
             .into_iter()
             .map(|r| match (r, &opened) {
-                (Ok(()), Ok(_)) => Ok(persisted),
-                (Ok(()), Err(e)) => Err(BackendError::after(Made::Change, e.again())),
+                (Ok(row), Ok(_)) => Ok(Landed { persisted, row }),
+                (Ok(_), Err(e)) => Err(BackendError::after(Made::Change, e.again())),
                 (Err(e), _) => Err(e),
             })
             .collect())
@@ -187,7 +187,8 @@ impl SocketBackend {
                 return (answers, None, Vec::new());
             }
         };
-        let mut answers: Vec<Option<Result<(), BackendError>>> = Vec::with_capacity(writes.len());
+        let mut answers: Vec<Option<Result<usize, BackendError>>> =
+            Vec::with_capacity(writes.len());
         // Each insert sent: its write's place, its tab's, the rows it was checked against.
         let mut sent: Vec<(usize, usize, usize, &Item)> = Vec::new();
         let mut parts: Vec<Vec<Call>> = Vec::new();

@@ -3,7 +3,7 @@
 
 use super::super::value::Value;
 use super::SocketBackend;
-use crate::backend::{BackendError, Item, Persisted, Whole};
+use crate::backend::{BackendError, Item, Landed, Whole};
 
 impl SocketBackend {
     /// Every format of row `r`, if it still holds `expect`. A format CopyQ sends as neither bytes
@@ -34,7 +34,7 @@ impl SocketBackend {
         item: &Item,
         whole: &Whole,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         let data = whole
             .iter()
             .map(|(mime, bytes)| (mime.clone(), Value::bytes(bytes.clone())))

@@ -7,7 +7,7 @@ use super::data_file::Formats;
 use super::durable::{Prepared, Saved};
 use super::group::Write;
 use super::{SocketBackend, failed, item_of, map_of};
-use crate::backend::{BackendError, Item, Made, Persisted, Ready, wait_ready};
+use crate::backend::{BackendError, Item, Landed, Made, Persisted, Ready, wait_ready};
 
 fn row(r: usize) -> i32 {
     i32::try_from(r).unwrap_or(i32::MAX)
@@ -30,6 +30,21 @@ fn ok_or_text(reply: &Value, what: &str) -> Result<(), BackendError> {
 fn rows_of(tab: &str, reply: Value) -> Result<usize, BackendError> {
     let n = slots::expect_int(&slots::browser_length(tab), reply).map_err(failed)?;
     Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// Whether a row's data holds the mark of an item the owner pinned in CopyQ.
+fn is_pinned(data: &Value) -> bool {
+    data.as_map()
+        .is_some_and(|m| map_get(m, crate::backend::protocol::MIME_PINNED).is_some())
+}
+
+/// A row about to be removed (a delete, a move's source), refused if it is pinned: CopyQ would
+/// refuse the removal (a move would have copied it by then). Nothing has changed.
+fn unpinned(data: &Map) -> Result<(), BackendError> {
+    match map_get(data, crate::backend::protocol::MIME_PINNED) {
+        Some(_) => Err(BackendError::Pinned),
+        None => Ok(()),
+    }
 }
 
 /// Whether a removal from a tab of `count` rows went, by the rows it holds `now`: one fewer, or
@@ -141,8 +156,8 @@ impl SocketBackend {
     }
 
     /// Insert `data` at row 0 of `tab` (which had `before` rows), for a move's target: the
-    /// length asked first.
-    async fn insert_map(&self, tab: &str, data: Map, expect: &Item) -> Result<(), BackendError> {
+    /// length asked first. The row it landed at (see [`Self::checked_insert`]).
+    async fn insert_map(&self, tab: &str, data: Map, expect: &Item) -> Result<usize, BackendError> {
         let before = self.rows_now(tab).await?;
         self.insert_verified(tab, data, expect, before).await
     }
@@ -157,7 +172,7 @@ impl SocketBackend {
         data: Map,
         expect: &Item,
         before: usize,
-    ) -> Result<(), BackendError> {
+    ) -> Result<usize, BackendError> {
         self.insert_verified_then(tab, data, expect, before, &[])
             .await
             .0
@@ -174,7 +189,7 @@ impl SocketBackend {
         before: usize,
         then: &[Call],
     ) -> (
-        Result<(), BackendError>,
+        Result<usize, BackendError>,
         Option<Result<Vec<Value>, BackendError>>,
     ) {
         let layout = match self.layout().await {
@@ -203,14 +218,15 @@ impl SocketBackend {
     /// The insert's replies, checked: it landed in `tab`, which holds one row more than
     /// `before`, the first being `expect`. `now`: the row that first row is at now (0 unless
     /// inserts into the tab followed it in the same round trip), where a format CopyQ keeps in a
-    /// file is fetched from.
+    /// file is fetched from. The row the item landed at: 0, or, when the tab's first rows are
+    /// pinned (CopyQ moves them back above it), the first row below them.
     pub(super) async fn checked_insert(
         &self,
         tab: &str,
         replies: Vec<Value>,
         expect: &Item,
         (before, now): (usize, usize),
-    ) -> Result<(), BackendError> {
+    ) -> Result<usize, BackendError> {
         let [inserted, tabs, length, first]: [Value; 4] = replies
             .try_into()
             .map_err(|_| BackendError::Failed("insert: a reply is missing".into()))?;
@@ -222,11 +238,40 @@ impl SocketBackend {
             });
         }
         let count = rows_of(tab, length)?;
-        let first = self.filled_row(tab, now, first, Formats::Item).await?;
-        if count != before + 1 || item_of(&first) != *expect {
+        if count != before + 1 {
             return Err(BackendError::Failed("insert was not applied".into()));
         }
-        Ok(())
+        if is_pinned(&first) {
+            return self.below_pinned(tab, expect, (count, now)).await;
+        }
+        let first = self.filled_row(tab, now, first, Formats::Item).await?;
+        if item_of(&first) != *expect {
+            return Err(BackendError::Failed("insert was not applied".into()));
+        }
+        Ok(0)
+    }
+
+    /// Where an insert at row 0 of `tab` went when row 0 is pinned: CopyQ's pinned-items plugin
+    /// moved the pinned rows back above it, so it is the first row below those (`now` rows
+    /// further down, for the inserts into the tab that followed it). A row at a time: only a
+    /// tab with pinned rows pays for it. The row, as it was when the item was inserted.
+    async fn below_pinned(
+        &self,
+        tab: &str,
+        expect: &Item,
+        (count, now): (usize, usize),
+    ) -> Result<usize, BackendError> {
+        let mut r = 0;
+        while r < count && is_pinned(&self.call(slots::browser_item_data(tab, row(r))).await?) {
+            r += 1;
+        }
+        let at = r + now;
+        let data = self.call(slots::browser_item_data(tab, row(at))).await?;
+        let data = self.filled_row(tab, at, data, Formats::Item).await?;
+        match item_of(&data) == *expect {
+            true => Ok(r),
+            false => Err(BackendError::Failed("insert was not applied".into())),
+        }
     }
 
     /// A group of one ([`Self::insert_many`]): three round trips when nothing is pinned (the tab
@@ -237,7 +282,7 @@ impl SocketBackend {
         tab: &str,
         item: &Item,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         self.insert_data(tab, map_of(item), item, limit).await
     }
 
@@ -248,7 +293,7 @@ impl SocketBackend {
         data: Map,
         item: &Item,
         limit: usize,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         let write = Write {
             tab,
             data,
@@ -314,9 +359,10 @@ impl SocketBackend {
         expect: &Item,
         (prepared, ready): (Option<Prepared>, Ready),
     ) -> Result<Persisted, BackendError> {
-        let ((_, count), before) = self
+        let ((data, count), before) = self
             .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
             .await?;
+        unpinned(&data)?;
         wait_ready(ready).await?;
         let body = |then: Vec<Call>| async move {
             self.remove_alone(tab, r, "remove").await?;
@@ -339,13 +385,14 @@ impl SocketBackend {
         to: &str,
         limit: usize,
         prepared: Option<Prepared>,
-    ) -> Result<Persisted, BackendError> {
+    ) -> Result<Landed, BackendError> {
         let ((data, _), before) = self
             .unloaded_and_checked(prepared, &[to, from], (from, r, expect))
             .await?;
+        unpinned(&data)?;
         self.check_room(to, limit).await?;
         let body = |_| async {
-            self.insert_map(to, data, expect).await?;
+            let at = self.insert_map(to, data, expect).await?;
             // From here on the item is in the target: a failure leaves it in both tabs.
             let source = async {
                 self.unload(&[to.to_owned()]).await?;
@@ -357,9 +404,10 @@ impl SocketBackend {
             source
                 .await
                 .map_err(|e| BackendError::after(Made::Copy, e))?;
-            Ok(((), None))
+            Ok((at, None))
         };
-        Ok(self.durably_from(&[to, from], before, body).await?.1)
+        let (row, persisted) = self.durably_from(&[to, from], before, body).await?;
+        Ok(Landed { persisted, row })
     }
 
     /// Remove row `r` of `tab`, in a round trip of its own, one removal at a time: CopyQ may
