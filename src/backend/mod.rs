@@ -301,6 +301,9 @@ impl Backend {
 
     /// Insert at row 0 of `tab` the item whose every format is `whole` (`item` is its text, tags
     /// and note, to verify it landed): a restore of a deleted screenshot. As [`Backend::insert`].
+    /// Without the mark of a pinned item ([`protocol::MIME_PINNED`]): CopyQ would keep an item
+    /// pinned before it in place above it, so a tab of pinned items restored from the bottom up
+    /// came back out of order, and the restore failed halfway; items come back unpinned.
     pub async fn insert_whole(
         &self,
         tab: &str,
@@ -308,6 +311,18 @@ impl Backend {
         whole: &Whole,
         limit: usize,
     ) -> Result<Landed, BackendError> {
+        let unpinned: Whole;
+        let whole = match whole.iter().any(|(mime, _)| mime == protocol::MIME_PINNED) {
+            true => {
+                unpinned = whole
+                    .iter()
+                    .filter(|(mime, _)| mime != protocol::MIME_PINNED)
+                    .cloned()
+                    .collect();
+                &unpinned
+            }
+            false => whole,
+        };
         dispatch!(self, insert_whole(tab, item, whole, limit))
     }
 

@@ -39,11 +39,16 @@ fn pinned_tab(texts: &[&str], k: usize) -> PrivateCopyq {
     for row in 0..k {
         pin(&copyq, "mcp/workspace/pins", row);
     }
-    // The plugin keeps a pinned row in place: an item added above it goes below it.
+    plugin_at_work(&copyq);
+    copyq
+}
+
+/// CopyQ's pinned-items plugin is at work: an item added above a pinned row goes below it.
+fn plugin_at_work(copyq: &PrivateCopyq) {
     copyq
         .seed("scratch", &items(&["stays on top"]))
         .expect("seed");
-    pin(&copyq, "scratch", 0);
+    pin(copyq, "scratch", 0);
     let top = copyq
         .eval("tab('scratch'); add('added'); print(str(read(0)))", b"")
         .expect("plugin check");
@@ -51,7 +56,6 @@ fn pinned_tab(texts: &[&str], k: usize) -> PrivateCopyq {
         top, "stays on top",
         "CopyQ's pinned-items plugin (Debian: copyq-plugins) is not at work"
     );
-    copyq
 }
 
 fn entries(gw: &Gateway) -> Vec<AuditEntry> {
@@ -225,4 +229,50 @@ async fn a_move_into_a_tab_with_pinned_rows_says_where_it_landed() {
             "moved to row 1 of the target, below the rows pinned at its top"
         )
     );
+}
+
+/// A tab of pinned items holding more than text (rich copies, kept whole by the audit entry) that
+/// an agent deleted comes back whole and in its order with `audit restore`, unpinned. Restored
+/// pinned, from the bottom up, CopyQ kept the first one restored in place above the next: the
+/// order came back wrong and the restore failed halfway.
+#[tokio::test]
+async fn a_deleted_tab_of_pinned_rich_items_is_restored_in_order() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    copyq
+        .eval(
+            "tab('mcp/workspace/rich'); \
+             write(0, 'text/plain', 'second', 'text/html', '<b>second</b>'); \
+             write(0, 'text/plain', 'first', 'text/html', '<b>first</b>')",
+            b"",
+        )
+        .expect("seed");
+    pin(&copyq, "mcp/workspace/rich", 0);
+    pin(&copyq, "mcp/workspace/rich", 1);
+    plugin_at_work(&copyq);
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.write).await;
+    let got = ok(
+        &c,
+        "mcp_write",
+        json!({"mode": "tab_delete", "path": "workspace/rich"}),
+    )
+    .await;
+    assert!(got.contains("|items_removed:2"), "{got}");
+    assert!(tab_texts(&copyq, "mcp/workspace/rich").is_empty());
+    let id = entries(&gw)
+        .into_iter()
+        .find(|e| e.mode == "tab_delete")
+        .expect("the tab deletion's entry")
+        .id;
+    let (restored, _, stderr) = owner(&gw, &["audit", "restore", &id.to_string()]);
+    assert!(restored, "{stderr}");
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/rich"), ["first", "second"]);
+    let html = copyq
+        .eval(
+            "tab('mcp/workspace/rich'); print(str(read('text/html', 0)) + '|' + str(read('text/html', 1)))",
+            b"",
+        )
+        .expect("html");
+    assert_eq!(html, "<b>first</b>|<b>second</b>");
+    assert!(!pinned(&copyq, "mcp/workspace/rich", 0) && !pinned(&copyq, "mcp/workspace/rich", 1));
 }
