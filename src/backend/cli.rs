@@ -110,6 +110,8 @@ struct RawItem {
     #[serde(default)]
     secret: bool,
     #[serde(default)]
+    pinned: bool,
+    #[serde(default)]
     content: content::RawContent,
 }
 
@@ -120,6 +122,7 @@ impl From<RawItem> for Item {
             tags: split_tags(&i.tags),
             note: i.note,
             secret: i.secret,
+            pinned: i.pinned,
             content: i.content.into(),
         }
     }

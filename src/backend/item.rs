@@ -18,6 +18,10 @@ pub struct Item {
     /// copy). Writes never set it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret: bool,
+    /// Read only: the owner pinned it in CopyQ (see [`super::protocol::MIME_PINNED`]), which
+    /// then refuses to remove it. Not part of what a write checks or the audit log keeps.
+    #[serde(skip)]
+    pub pinned: bool,
     /// Read only: the formats beside text, tags and note (images, HTML, files), described on reads.
     /// Never serialized: writes and the audit log carry what the tools write.
     #[serde(skip)]
@@ -40,6 +44,7 @@ impl Item {
             tags: tags.iter().map(|t| t.to_string()).collect(),
             note: note.into(),
             secret: false,
+            pinned: false,
             content: Content::default(),
         }
     }

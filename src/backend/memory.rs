@@ -349,6 +349,7 @@ fn cut_item(item: &Item, n: Option<usize>) -> Item {
         tags: item.tags.clone(),
         note: cut_utf16(&item.note, n),
         secret: item.secret,
+        pinned: item.pinned,
         content: item.content.clone(),
     }
 }

@@ -162,6 +162,21 @@ async fn a_pinned_item_is_not_deleted_nor_moved_and_nothing_changes() {
     .await;
     assert!(is_error, "{got}");
     assert_eq!(got, refusal);
+    // mcp_validate and a preview say so too: the plan knows the item is pinned.
+    let validated = ok(
+        &c,
+        "mcp_validate",
+        json!({"tool": "write", "params": {"mode": "delete", "tab": "workspace/pins", "index": 0}}),
+    )
+    .await;
+    assert_eq!(validated, format!("valid:false|errors:1\n{refusal}"));
+    let (is_error, got) = write(
+        &c,
+        json!({"mode": "delete", "tab": "workspace/pins", "index": 0, "intent": "preview"}),
+    )
+    .await;
+    assert!(is_error, "{got}");
+    assert_eq!(got, refusal);
     let (is_error, got) = write(
         &c,
         json!({"mode": "move", "tab": "workspace/pins", "index": 0, "to_tab": "workspace/elsewhere"}),
@@ -275,4 +290,35 @@ async fn a_deleted_tab_of_pinned_rich_items_is_restored_in_order() {
         .expect("html");
     assert_eq!(html, "<b>first</b>|<b>second</b>");
     assert!(!pinned(&copyq, "mcp/workspace/rich", 0) && !pinned(&copyq, "mcp/workspace/rich", 1));
+}
+
+/// The backend's own guard, for an item pinned after the write was planned: a delete or move of
+/// it is refused before anything changes (CopyQ would refuse the removal; a move would have
+/// copied it to its target first), both backends.
+#[tokio::test]
+async fn the_backend_refuses_to_remove_an_item_pinned_after_the_plan() {
+    use copyq_mcp::backend::{BackendError, Item, Prepared};
+    let copyq = pinned_tab(&["pinned", "loose"], 1);
+    let gw = gateway(&copyq).await;
+    let backend = copyq_mcp::app::backend(&gw.settings).await;
+    let item = Item::new("pinned", &[], "");
+    let ready = copyq_mcp::backend::ready_now();
+    let got = backend
+        .remove("mcp/workspace/pins", 0, &item, (Prepared::none(), ready))
+        .await;
+    assert!(matches!(got, Err(BackendError::Pinned)), "{got:?}");
+    let got = backend
+        .move_item(
+            "mcp/workspace/pins",
+            0,
+            &item,
+            "mcp/workspace/target",
+            200,
+            Prepared::none(),
+        )
+        .await;
+    assert!(matches!(got, Err(BackendError::Pinned)), "{got:?}");
+    assert_eq!(tab_texts(&copyq, "mcp/workspace/pins"), ["pinned", "loose"]);
+    assert!(pinned(&copyq, "mcp/workspace/pins", 0));
+    assert!(tab_texts(&copyq, "mcp/workspace/target").is_empty());
 }

@@ -429,10 +429,7 @@ fn refused(e: BackendError, tab: &TabRef, target: &TabRef, index: usize) -> Tool
             "CopyQ kept item {index} of '{}': a script of CopyQ's (onItemsRemoved) refused to remove it; nothing was changed",
             tab.shown
         )),
-        BackendError::Pinned => ToolError::CopyQ(format!(
-            "Item {index} of '{}' is pinned in CopyQ, which does not let a pinned item be removed or moved; nothing was changed. The owner can unpin it in CopyQ",
-            tab.shown
-        )),
+        BackendError::Pinned => plan::pinned(tab, index),
         BackendError::Misdirected { tab } => ToolError::Misdirected { tab, landed: None },
         // A look-alike the caller may not cover: not named (the add tool's groups name it when
         // the caller covers it, see `lead`).

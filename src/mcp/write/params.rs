@@ -125,6 +125,7 @@ fn add_op(a: &Args<'_>, tab: TabRef) -> Result<WriteOp, ToolError> {
             tags,
             note,
             secret: false,
+            pinned: false,
             content: Default::default(),
         },
     })

@@ -54,6 +54,16 @@ pub enum Plan {
     },
 }
 
+/// The message for a delete or move of an item the owner pinned in CopyQ, which refuses to remove
+/// one: refused by the plan (so `mcp_validate` and a preview say it too), and by the write if it
+/// was pinned after the plan.
+pub fn pinned(tab: &TabRef, index: usize) -> ToolError {
+    ToolError::CopyQ(format!(
+        "Item {index} of '{}' is pinned in CopyQ, which does not let a pinned item be removed or moved; nothing was changed. The owner can unpin it in CopyQ",
+        tab.shown
+    ))
+}
+
 /// The message for a tab CopyQ would overflow (it silently drops the oldest items past `maxitems`).
 pub fn tab_full(tab: &TabRef, limit: usize) -> ToolError {
     ToolError::CopyQ(format!(
@@ -315,6 +325,9 @@ async fn planned(
         WriteOp::Delete { tab, index } => {
             let (index, item, state) = item_at(tools, tab, *index, None, expected, prepare).await?;
             made = state.prepared;
+            if item.pinned {
+                return Err(pinned(tab, index));
+            }
             Plan::Delete {
                 tab: tab.clone(),
                 index,
@@ -327,6 +340,9 @@ async fn planned(
             }
             let (index, item, state) =
                 item_at(tools, tab, *index, Some(to), expected, false).await?;
+            if item.pinned {
+                return Err(pinned(tab, index));
+            }
             no_clash(&state.snap, to, tabs)?;
             Plan::Move {
                 from: tab.clone(),

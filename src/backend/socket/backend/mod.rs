@@ -83,6 +83,7 @@ pub fn item_of(map: &Map) -> Item {
         tags: split_tags(&text(MIME_TAGS)),
         note: text(MIME_NOTE),
         secret: text(MIME_PASSWORD_HINT) == "secret",
+        pinned: map_get(map, crate::backend::protocol::MIME_PINNED).is_some(),
         content: Default::default(),
     }
 }

@@ -31,6 +31,10 @@ pub(super) fn item_from(mut map: Map, preview: Option<usize>) -> Item {
             MIME_NOTE => &mut item.note,
             MIME_TAGS => &mut tags,
             MIME_PASSWORD_HINT => &mut hint,
+            crate::backend::protocol::MIME_PINNED => {
+                item.pinned = true;
+                continue;
+            }
             _ => continue,
         };
         *slot = std::mem::replace(value, Value::Invalid)
@@ -72,6 +76,13 @@ mod tests {
                 ("text/uri-list".into(), Value::bytes("file:///tmp/a.png")),
                 (MIME_TAGS.into(), Value::bytes("shot")),
             ],
+            vec![
+                (MIME_TEXT.into(), Value::str("kept on top")),
+                (
+                    crate::backend::protocol::MIME_PINNED.into(),
+                    Value::bytes(""),
+                ),
+            ],
             Map::new(),
         ];
         for map in rows {
@@ -79,6 +90,7 @@ mod tests {
                 let by_ref = item_of(&map);
                 let by_value = item_from(map.clone(), preview);
                 assert_eq!(by_value, by_ref, "{map:?}");
+                assert_eq!(by_value.pinned, by_ref.pinned, "{map:?}");
                 assert_eq!(by_value.content, content::content_of(&map, preview));
             }
         }
