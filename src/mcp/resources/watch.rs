@@ -62,19 +62,37 @@ impl TokenLife {
     }
 
     async fn holds(&self, tools: &ToolState) -> bool {
+        self.holds_in(tools.audit.clone()).await
+    }
+
+    /// Whether the token holds by `store` (the gateway's; none without one): not expired, not
+    /// revoked, its grant live. Asked as the bearer check asks it (the reader connection, and off
+    /// the async workers when the database is busy); a store that cannot answer ends the
+    /// subscription, as the bearer check refuses the request (it held it open before).
+    async fn holds_in(&self, store: Option<Arc<crate::store::Store>>) -> bool {
         if self
             .exp
             .is_some_and(|exp| crate::store::now() >= exp as i64)
         {
             return false;
         }
-        let Some(store) = tools.audit.clone() else {
+        let Some(store) = store else {
             return true;
         };
         let (jti, grant) = (self.jti.clone(), self.grant.clone());
-        tokio::task::spawn_blocking(move || store.token_allowed(&jti, grant.as_deref()))
-            .await
-            .is_ok_and(|r| r.unwrap_or(true))
+        let allowed = match store.token_allowed_now(&jti, grant.as_deref()) {
+            Ok(Some(allowed)) => Ok(allowed),
+            Ok(None) => {
+                tokio::task::spawn_blocking(move || store.token_allowed(&jti, grant.as_deref()))
+                    .await
+                    .unwrap_or_else(|e| Err(crate::store::StoreError::Invalid(e.to_string())))
+            }
+            Err(e) => Err(e),
+        };
+        allowed.unwrap_or_else(|e| {
+            tracing::error!(error = %e, "token store unavailable; a subscription ends");
+            false
+        })
     }
 }
 
@@ -282,4 +300,51 @@ pub async fn listen(tools: &Arc<ToolState>, context: SubscriptionContext) -> Res
     ids.iter()
         .for_each(|id| tools.watches.forget(&token.jti, *id));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn life(jti: &str) -> TokenLife {
+        TokenLife {
+            jti: jti.into(),
+            grant: None,
+            exp: None,
+        }
+    }
+
+    /// A revoked token's subscription ends; one whose store cannot answer ends too (it was held
+    /// open: an error counted as "still allowed").
+    #[tokio::test]
+    async fn a_token_holds_only_while_its_store_says_so() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Arc::new(crate::store::Store::open(dir.path()).expect("store"));
+        for jti in ["j1", "j2"] {
+            let token = crate::store::TokenInfo {
+                jti: jti.into(),
+                subject: "script".into(),
+                role: "read".into(),
+                grant_id: None,
+                created: 0,
+                expires: None,
+                revoked: false,
+                tabs: None,
+            };
+            store.record_token(&token).expect("record");
+        }
+        assert!(life("j1").holds_in(Some(store.clone())).await);
+        store.revoke_token("j1").expect("revoke");
+        assert!(!life("j1").holds_in(Some(store.clone())).await);
+        assert!(life("j2").holds_in(Some(store.clone())).await);
+        let raw = rusqlite::Connection::open(dir.path().join(crate::store::FILE)).expect("db");
+        raw.execute_batch("DROP TABLE tokens").expect("drop");
+        assert!(!life("j2").holds_in(Some(store)).await);
+        let expired = TokenLife {
+            exp: Some(1),
+            ..life("j3")
+        };
+        assert!(!expired.holds_in(None).await);
+        assert!(life("j3").holds_in(None).await);
+    }
 }
