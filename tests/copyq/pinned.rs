@@ -94,7 +94,10 @@ async fn an_add_lands_below_the_pinned_rows_and_says_where() {
         json!({"mode": "item", "tab": "workspace/pins", "index": 2}),
     )
     .await;
-    assert!(item.contains("new"), "{item}");
+    assert_eq!(
+        item,
+        "mode:item|tab:workspace/pins|full_path:mcp/workspace/pins|index:2\ntext:new\ntags:[]"
+    );
     // The audit log says it was made, and where.
     let adds: Vec<_> = entries(&gw)
         .into_iter()
