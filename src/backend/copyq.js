@@ -39,7 +39,7 @@
       tags: s(data[MIME_TAGS]),
       note: cut(s(data[MIME_NOTE]), preview),
       secret: s(data[MIME_PASSWORD_HINT]) === 'secret',
-      pinned: data[PROTOCOL.MIME_PINNED] !== undefined,
+      pinned: isPinned(data),
       content: content(function (mime) { return data[mime]; }, text === '', preview)
     };
   }

@@ -16,22 +16,21 @@ pub(super) fn settle(
     plan: &Plan,
     result: Result<(String, usize), ToolError>,
 ) -> Result<String, ToolError> {
-    let result = match result {
+    let failed = match result {
         Ok((reply, row)) => {
             placed(store, id, plan, row);
             return Ok(reply);
         }
-        Err(e) => Err(e),
+        Err(e) => e,
     };
-    let kept = match &result {
-        Ok(_) => return result,
-        Err(ToolError::Misdirected { tab, landed }) => store.settle_audit(
+    let kept = match &failed {
+        ToolError::Misdirected { tab, landed } => store.settle_audit(
             id,
             "misdirected",
             &format!("made in {} instead", landed.as_deref().unwrap_or(tab)),
             None,
         ),
-        Err(ToolError::Partial { made, cause, .. }) => {
+        ToolError::Partial { made, cause, .. } => {
             // What `audit restore` puts right: a move's copy in its target, else what it replaced.
             let copy = match (made, plan) {
                 (Made::Copy, Plan::Move { to, item, .. }) => {
@@ -49,31 +48,31 @@ pub(super) fn settle(
                 copy.as_deref(),
             )
         }
-        Err(_) => {
+        _ => {
             if let Err(e) = store.drop_audit(id) {
                 tracing::error!(error = %e, "cannot withdraw the audit entry of a failed write");
             }
-            return result;
+            return Err(failed);
         }
     };
     if let Err(e) = kept {
         tracing::error!(error = %e, "cannot mark the audit entry of a partly made write");
     }
-    match result {
-        Err(ToolError::Partial {
+    match failed {
+        ToolError::Partial {
             made,
             from,
             to,
             cause,
             ..
-        }) => Err(ToolError::Partial {
+        } => Err(ToolError::Partial {
             made,
             from,
             to,
             cause,
             entry: Some(id),
         }),
-        other => other,
+        other => Err(other),
     }
 }
 

@@ -43,8 +43,7 @@ fn tags_and_note(item: &Item) -> String {
     format!("tags:{}{marker}", tag_list(&item.tags))
 }
 
-/// The reply to an add made.
-/// An add's reply; `row`: where it landed (see [`Done::row`]).
+/// The reply to an add made; `row`: where it landed (see [`Done::row`]).
 pub fn ok_add(Add { tab, item, .. }: &Add, row: usize) -> String {
     format!(
         "ok|mode:add|{}|index:{row}|text_len:{}|tags:{}|note:{}",

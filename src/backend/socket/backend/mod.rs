@@ -83,9 +83,14 @@ pub fn item_of(map: &Map) -> Item {
         tags: split_tags(&text(MIME_TAGS)),
         note: text(MIME_NOTE),
         secret: text(MIME_PASSWORD_HINT) == "secret",
-        pinned: map_get(map, crate::backend::protocol::MIME_PINNED).is_some(),
+        pinned: holds_pin(map),
         content: Default::default(),
     }
+}
+
+/// Whether a row's data holds the mark of an item the owner pinned in CopyQ.
+pub(super) fn holds_pin(map: &Map) -> bool {
+    map_get(map, crate::backend::protocol::MIME_PINNED).is_some()
 }
 
 pub fn map_of(item: &Item) -> Map {

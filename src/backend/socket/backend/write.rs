@@ -6,7 +6,7 @@ use super::super::value::{Call, Map, Value, map_get};
 use super::data_file::Formats;
 use super::durable::{Prepared, Saved};
 use super::group::Write;
-use super::{SocketBackend, failed, item_of, map_of};
+use super::{SocketBackend, failed, holds_pin, item_of, map_of};
 use crate::backend::{BackendError, Item, Landed, Made, Persisted, Ready, wait_ready};
 
 fn row(r: usize) -> i32 {
@@ -32,18 +32,17 @@ fn rows_of(tab: &str, reply: Value) -> Result<usize, BackendError> {
     Ok(usize::try_from(n).unwrap_or(0))
 }
 
-/// Whether a row's data holds the mark of an item the owner pinned in CopyQ.
+/// Whether a row's reply holds the mark of an item the owner pinned in CopyQ.
 fn is_pinned(data: &Value) -> bool {
-    data.as_map()
-        .is_some_and(|m| map_get(m, crate::backend::protocol::MIME_PINNED).is_some())
+    data.as_map().is_some_and(holds_pin)
 }
 
 /// A row about to be removed (a delete, a move's source), refused if it is pinned: CopyQ would
 /// refuse the removal (a move would have copied it by then). Nothing has changed.
 fn unpinned(data: &Map) -> Result<(), BackendError> {
-    match map_get(data, crate::backend::protocol::MIME_PINNED) {
-        Some(_) => Err(BackendError::Pinned),
-        None => Ok(()),
+    match holds_pin(data) {
+        true => Err(BackendError::Pinned),
+        false => Ok(()),
     }
 }
 
@@ -262,11 +261,20 @@ impl SocketBackend {
         (count, now): (usize, usize),
     ) -> Result<usize, BackendError> {
         let mut r = 0;
-        while r < count && is_pinned(&self.call(slots::browser_item_data(tab, row(r))).await?) {
+        // The first row not pinned, as read: the item itself unless inserts followed it.
+        let mut first = Value::Invalid;
+        while r < count {
+            first = self.call(slots::browser_item_data(tab, row(r))).await?;
+            if !is_pinned(&first) {
+                break;
+            }
             r += 1;
         }
         let at = r + now;
-        let data = self.call(slots::browser_item_data(tab, row(at))).await?;
+        let data = match now == 0 && r < count {
+            true => first,
+            false => self.call(slots::browser_item_data(tab, row(at))).await?,
+        };
         let data = self.filled_row(tab, at, data, Formats::Item).await?;
         match item_of(&data) == *expect {
             true => Ok(r),
