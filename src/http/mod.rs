@@ -5,6 +5,7 @@ mod bearer;
 mod client;
 pub mod conn;
 mod cors;
+mod direct;
 pub mod error;
 mod guard;
 mod health;
@@ -119,8 +120,18 @@ pub fn router(surface: Surface<'_>) -> Router {
     let hosts = allowed_hosts(server);
     let mcp = mcp_service(&tools, server, hosts.clone(), shutdown);
     // Layers run outside-in: the bearer check first, then the per-caller rate limit, then (with
-    // sessions on) the check that a session is the caller's own.
+    // sessions on) the check that a session is the caller's own, or (without) the direct
+    // answer to a tool call.
     let mut protected = Router::new().route_service("/mcp", mcp);
+    if !server.sessions {
+        protected = protected.route_layer(from_fn_with_state(
+            Arc::new(direct::Direct {
+                mcp: CopyqMcp::new(tools.clone()),
+                max_body: server.max_body_bytes,
+            }),
+            direct::tool_call,
+        ));
+    }
     if server.sessions {
         protected = protected.route_layer(from_fn_with_state(
             Arc::new(sessions::SessionOwners::default()),

@@ -8,9 +8,9 @@ use std::time::Instant;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, InitializeRequestParams, InitializeResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -111,70 +111,8 @@ impl ServerHandler for CopyqMcp {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(principal) = principal(&ctx) else {
-            return Err(no_such_tool());
-        };
-        let chatgpt = self.tools.surface.chatgpt_tools && chatgpt::is_tool(&request.name);
-        if !allowed(principal.role, &request.name) && !chatgpt {
-            return Err(no_such_tool());
-        }
-        let args = request.arguments.unwrap_or_default();
-        let mode = args
-            .get("mode")
-            .and_then(|m| m.as_str())
-            .unwrap_or("")
-            .to_owned();
-        let span = tracing::info_span!(
-            "tool",
-            tool = %field(&request.name),
-            mode = %field(&mode),
-            sub = %field(&principal.subject),
-            role = ?principal.role
-        );
-        let started = Instant::now();
-        let outcome = self
-            .dispatch(&request.name, principal, &args)
-            .instrument(span.clone())
-            .await;
-        let _enter = span.enter();
-        if let Some(metrics) = &self.tools.metrics {
-            let code = outcome.as_ref().map_or_else(|e| e.code(), |_| "ok");
-            metrics.tool_call(&request.name, &mode, code, started.elapsed());
-        }
-        let json = self
-            .structured(&ctx)
-            .then(|| {
-                structured::content(
-                    &request.name,
-                    &args,
-                    outcome.as_ref().map(|r| r.text.as_str()),
-                )
-            })
-            .flatten();
-        let result = match outcome {
-            Ok(reply) => {
-                tracing::info!(
-                    ms = started.elapsed().as_millis() as u64,
-                    reply_bytes = reply.text.len(),
-                    images = reply.images.len(),
-                    "ok"
-                );
-                CallToolResult::success(reply.blocks())
-            }
-            Err(e) => {
-                tracing::info!(
-                    ms = started.elapsed().as_millis() as u64,
-                    code = e.code(),
-                    "tool error"
-                );
-                CallToolResult::error(vec![ContentBlock::text(e.line())])
-            }
-        };
-        Ok(match json {
-            Some(value) => structured::attach(result, value),
-            None => result,
-        }
-        .into())
+        self.call(request, principal(&ctx), self.structured(&ctx))
+            .await
     }
 
     async fn list_resources(
@@ -243,9 +181,94 @@ impl ServerHandler for CopyqMcp {
 }
 
 impl CopyqMcp {
+    /// `tools/call`, for the caller `principal` (the bearer check's, `None` if it left none),
+    /// with structured content when `structured`: rmcp's handler and the direct path
+    /// ([`crate::http`]'s) both answer through it, so the two cannot differ.
+    pub async fn call(
+        &self,
+        request: CallToolRequestParams,
+        principal: Option<&Principal>,
+        structured: bool,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(principal) = principal else {
+            return Err(no_such_tool());
+        };
+        let chatgpt = self.tools.surface.chatgpt_tools && chatgpt::is_tool(&request.name);
+        if !allowed(principal.role, &request.name) && !chatgpt {
+            tracing::info!(
+                tool = %field(&request.name),
+                sub = %field(&principal.subject),
+                role = ?principal.role,
+                "tool refused: none by that name for this token"
+            );
+            return Err(no_such_tool());
+        }
+        let args = request.arguments.unwrap_or_default();
+        let mode = args
+            .get("mode")
+            .and_then(|m| m.as_str())
+            .unwrap_or("")
+            .to_owned();
+        let span = tracing::info_span!(
+            "tool",
+            tool = %field(&request.name),
+            mode = %field(&mode),
+            sub = %field(&principal.subject),
+            role = ?principal.role
+        );
+        let started = Instant::now();
+        let outcome = self
+            .dispatch(&request.name, principal, &args)
+            .instrument(span.clone())
+            .await;
+        let _enter = span.enter();
+        if let Some(metrics) = &self.tools.metrics {
+            let code = outcome.as_ref().map_or_else(|e| e.code(), |_| "ok");
+            metrics.tool_call(&request.name, &mode, code, started.elapsed());
+        }
+        let json = structured
+            .then(|| {
+                structured::content(
+                    &request.name,
+                    &args,
+                    outcome.as_ref().map(|r| r.text.as_str()),
+                )
+            })
+            .flatten();
+        let result = match outcome {
+            Ok(reply) => {
+                tracing::info!(
+                    ms = started.elapsed().as_millis() as u64,
+                    reply_bytes = reply.text.len(),
+                    images = reply.images.len(),
+                    "ok"
+                );
+                CallToolResult::success(reply.blocks())
+            }
+            Err(e) => {
+                tracing::info!(
+                    ms = started.elapsed().as_millis() as u64,
+                    code = e.code(),
+                    "tool error"
+                );
+                CallToolResult::error(vec![ContentBlock::text(e.line())])
+            }
+        };
+        Ok(match json {
+            Some(value) => structured::attach(result, value),
+            None => result,
+        }
+        .into())
+    }
+
     /// Whether this request gets structured results: on in `[mcp]` and known to its version.
     fn structured(&self, ctx: &RequestContext<RoleServer>) -> bool {
         self.tools.surface.structured && structured::supported(ctx)
+    }
+
+    /// Whether a request speaking `version` gets them.
+    pub fn structured_at(&self, version: &ProtocolVersion) -> bool {
+        self.tools.surface.structured && structured::supported_at(version)
     }
 
     async fn dispatch(

@@ -24,7 +24,12 @@ use super::read::ReadQuery;
 
 /// Whether the client of this request knows `outputSchema` and `structuredContent` (2025-06-18).
 pub fn supported(ctx: &RequestContext<RoleServer>) -> bool {
-    super::protocol::at_least(ctx, &ProtocolVersion::V_2025_06_18)
+    super::protocol::of(ctx).is_some_and(|v| supported_at(&v))
+}
+
+/// Whether a client speaking `version` knows them.
+pub fn supported_at(version: &ProtocolVersion) -> bool {
+    *version >= ProtocolVersion::V_2025_06_18
 }
 
 /// Gives each tool of `tools` its output schema.
