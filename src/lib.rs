@@ -5,7 +5,8 @@
 //! takes the `Principal` it leaves); ARCHITECTURE.md has the whole graph, and
 //! `architecture_tests` fails on an edge that points back up.
 //!
-//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service) and `/healthz`, checks the bearer
+//! - [`http`] serves `/mcp` (rmcp's Streamable HTTP service, and a direct path for stateless tool
+//!   calls) and `/healthz`, checks the bearer
 //!   token, and serves the [`oauth`] routes the app hands it;
 //! - [`auth`] turns a bearer token into a [`auth::Principal`] with a [`auth::Role`], or refuses it;
 //! - [`mcp`] is the MCP handler: it filters tools by role, parses arguments into typed queries and
