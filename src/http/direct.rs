@@ -91,11 +91,12 @@ pub async fn tool_call(State(direct): State<Arc<Direct>>, req: Request, next: Ne
         )
             .into_response(),
         Err(e) => {
-            // As rmcp would; a result that cannot be serialised is a bug, logged once here.
-            tracing::error!(error = %e, "could not serialise a tools/call answer");
+            // rmcp's answer and log line for it, word for word; a result that cannot be
+            // serialised is a bug.
+            tracing::error!("Internal server error when serialize json response: {e}");
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
-                format!("Internal Server Error: serialize json response: {e}"),
+                format!("Encounter an error when serialize json response: {e}"),
             )
                 .into_response()
         }

@@ -123,21 +123,20 @@ pub fn router(surface: Surface<'_>) -> Router {
     // sessions on) the check that a session is the caller's own, or (without) the direct
     // answer to a tool call.
     let mut protected = Router::new().route_service("/mcp", mcp);
-    if !server.sessions {
-        protected = protected.route_layer(from_fn_with_state(
+    protected = if server.sessions {
+        protected.route_layer(from_fn_with_state(
+            Arc::new(sessions::SessionOwners::default()),
+            sessions::bind_sessions,
+        ))
+    } else {
+        protected.route_layer(from_fn_with_state(
             Arc::new(direct::Direct {
                 mcp: CopyqMcp::new(tools.clone()),
                 max_body: server.max_body_bytes,
             }),
             direct::tool_call,
-        ));
-    }
-    if server.sessions {
-        protected = protected.route_layer(from_fn_with_state(
-            Arc::new(sessions::SessionOwners::default()),
-            sessions::bind_sessions,
-        ));
-    }
+        ))
+    };
     let auth_for_metrics = auth.clone();
     let protected = protected
         .route_layer(from_fn_with_state(

@@ -263,7 +263,7 @@ impl CopyqMcp {
 
     /// Whether this request gets structured results: on in `[mcp]` and known to its version.
     fn structured(&self, ctx: &RequestContext<RoleServer>) -> bool {
-        self.tools.surface.structured && structured::supported(ctx)
+        super::protocol::of(ctx).is_some_and(|version| self.structured_at(&version))
     }
 
     /// Whether a request speaking `version` gets them.

@@ -13,21 +13,14 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProtocolVersion, Tool};
-use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
 use super::catalog::{READ_TOOL, VALIDATE_TOOL, WRITE_TOOL};
 use super::error::ToolError;
 use super::read::ReadQuery;
 
-/// Whether the client of this request knows `outputSchema` and `structuredContent` (2025-06-18).
-pub fn supported(ctx: &RequestContext<RoleServer>) -> bool {
-    super::protocol::of(ctx).is_some_and(|v| supported_at(&v))
-}
-
-/// Whether a client speaking `version` knows them.
+/// Whether a client speaking `version` knows `outputSchema` and `structuredContent` (2025-06-18).
 pub fn supported_at(version: &ProtocolVersion) -> bool {
     *version >= ProtocolVersion::V_2025_06_18
 }
