@@ -173,7 +173,9 @@ impl ToolState {
     /// round trips while every read waited, bench/results.md "Issue 22 item 5, stop 51"). Such a
     /// read may see a write half made, as it may see the owner's; what it cannot do is name a tab
     /// a write removes between its tab list and its next call, which would make CopyQ create the
-    /// tab again: tab removals and creations take the tab-list lock alone. A `whole` read (a
+    /// tab again: tab removals and creations take the tab-list lock alone. (A tab the owner
+    /// removes is another matter: a read that named it in the batch of its tab list removes
+    /// the tab CopyQ made again, `SocketBackend::read_guessed`.) A `whole` read (a
     /// search: every row of every tab, through selections) waits for writes as before: a write's
     /// unload empties a selection mid-read, and reading such tabs again row by row cost CopyQ more
     /// than the reads beside writes saved (the same section). It holds the lock for its read of

@@ -959,3 +959,51 @@ async fn a_lowered_limit_is_seen_at_once() {
         ]
     );
 }
+
+/// A tab the owner removes after the gateway read it, read again. Over the socket a list or tree
+/// of tabs CopyQ listed last time asks the tab list in the batch of its rows, so it names the
+/// tab before it learns the tab is gone, and CopyQ before 17.0 makes a tab a call names. The read
+/// answers as for a tab that is not there, and CopyQ's tab list does not have the tab after it.
+#[tokio::test]
+async fn a_tab_the_owner_removed_is_not_made_again_by_reading_it() {
+    let copyq = PrivateCopyq::start().expect("CopyQ");
+    for tab in ["gone1", "gone2", "kept"] {
+        copyq
+            .seed(
+                &format!("mcp/workspace/{tab}"),
+                &items(&[&format!("in {tab}")]),
+            )
+            .expect("seed");
+    }
+    let gw = gateway(&copyq).await;
+    let c = client(&gw.url, &gw.read).await;
+    let list = json!({"mode": "list", "tab": "workspace/gone1"});
+    let tree = json!({"mode": "tree", "scope": "mcp"});
+    assert!(ok(&c, "mcp_read", list.clone()).await.contains("in gone1"));
+    let before = ok(&c, "mcp_read", tree.clone()).await;
+    assert!(before.contains("gone2"), "{before}");
+    copyq
+        .eval("removeTab('mcp/workspace/gone1')", b"")
+        .expect("remove");
+    assert_eq!(
+        err(&c, "mcp_read", list).await,
+        "error|TAB_NOT_FOUND|Tab not found: workspace/gone1"
+    );
+    let tabs = copyq_tabs(&copyq);
+    assert!(!tabs.iter().any(|t| t == "mcp/workspace/gone1"), "{tabs:?}");
+    copyq
+        .eval("removeTab('mcp/workspace/gone2')", b"")
+        .expect("remove");
+    let after = ok(&c, "mcp_read", tree).await;
+    assert!(
+        !after.contains("gone2") && after.contains("kept"),
+        "{after}"
+    );
+    assert_eq!(
+        copyq_tabs(&copyq)
+            .into_iter()
+            .filter(|t| t.starts_with("mcp/"))
+            .collect::<Vec<_>>(),
+        ["mcp/workspace/kept"]
+    );
+}

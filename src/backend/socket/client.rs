@@ -100,12 +100,7 @@ impl Client {
     /// reply: the server answers them back to back, saving a round trip per call. [`Options::timeout`] bounds the whole batch. Fails with
     /// the first failed call's error; the calls after it may still have run.
     pub async fn call_many(&self, calls: &[Call]) -> Result<Vec<Value>, SocketError> {
-        let deadline = Instant::now() + self.options.timeout;
-        let receivers = self.submit(calls)?;
-        self.wait_all(receivers, deadline)
-            .await
-            .into_iter()
-            .collect()
+        self.send(calls)?.replies().await.into_iter().collect()
     }
 
     /// [`Self::call_many`] of `parts` one after another, sent at once (one round trip for all),
@@ -116,19 +111,23 @@ impl Client {
         &self,
         parts: &[&[Call]],
     ) -> Result<Vec<Result<Vec<Value>, SocketError>>, SocketError> {
-        let deadline = Instant::now() + self.options.timeout;
         let all: Vec<Call> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
-        let receivers = self.submit(&all)?;
-        let mut replies = self.wait_all(receivers, deadline).await.into_iter();
-        // Each part takes exactly its replies (collecting into a `Result` would stop at an error
-        // and leave the rest of the part to the next).
-        Ok(parts
-            .iter()
-            .map(|part| {
-                let part: Vec<_> = replies.by_ref().take(part.len()).collect();
-                part.into_iter().collect()
-            })
-            .collect())
+        let replies = self.send(&all)?.replies().await;
+        Ok(by_part(replies, parts))
+    }
+
+    /// Send all `calls` at once, without waiting: once this returns they are on their way (in
+    /// the order of every other call sent on this connection), and [`Sent::replies`] waits for
+    /// their replies, [`Options::timeout`] from now. For a caller that must know its batch was
+    /// sent before another's (`SocketBackend`'s lock on sending).
+    pub fn send(&self, calls: &[Call]) -> Result<Sent<'_>, SocketError> {
+        let deadline = Instant::now() + self.options.timeout;
+        let receivers = self.submit(calls)?;
+        Ok(Sent {
+            client: self,
+            receivers,
+            deadline,
+        })
     }
 
     /// Every reply to `receivers`, in their order. The last is awaited first: CopyQ answers a
@@ -192,6 +191,37 @@ impl Client {
             Err(_) => Err(SocketError::Timeout(self.options.timeout)),
         }
     }
+}
+
+/// A batch [`Client::send`] sent, its replies to come.
+pub struct Sent<'a> {
+    client: &'a Client,
+    receivers: Vec<oneshot::Receiver<Reply>>,
+    deadline: Instant,
+}
+
+impl Sent<'_> {
+    /// Every call's reply, in the order sent.
+    pub async fn replies(self) -> Vec<Result<Value, SocketError>> {
+        self.client.wait_all(self.receivers, self.deadline).await
+    }
+}
+
+/// `replies` to `parts` sent as one batch, taken apart: each part takes exactly its replies
+/// (collecting into a `Result` would stop at an error and leave the rest of the part to the
+/// next), and is its first failed call's error or its values.
+pub fn by_part(
+    replies: Vec<Result<Value, SocketError>>,
+    parts: &[&[Call]],
+) -> Vec<Result<Vec<Value>, SocketError>> {
+    let mut replies = replies.into_iter();
+    parts
+        .iter()
+        .map(|part| {
+            let part: Vec<_> = replies.by_ref().take(part.len()).collect();
+            part.into_iter().collect()
+        })
+        .collect()
 }
 
 impl Drop for Client {

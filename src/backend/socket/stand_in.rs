@@ -112,6 +112,8 @@ pub struct Model {
     zeros_read: usize,
     /// An insert of an item of this text is refused (as CopyQ refuses one it cannot make).
     refuse_text: Option<String>,
+    /// A call naming a tab that does not exist makes it, empty, as CopyQ before 17.0 does.
+    makes_named_tabs: bool,
 }
 
 fn arg_str(call: &Call, i: usize) -> Option<&str> {
@@ -176,6 +178,22 @@ impl Model {
         self.refuse_text = Some(text.to_owned());
     }
 
+    /// From now on a call naming a missing tab makes it, as CopyQ before 17.0 does.
+    pub fn make_named_tabs(&mut self) {
+        self.makes_named_tabs = true;
+    }
+
+    /// Remove tab `name` with its items, as the owner does.
+    pub fn remove_tab(&mut self, name: &str) {
+        self.tabs.retain(|(n, _)| n != name);
+    }
+
+    /// Add an item of `text` on top of tab `name` (made when missing), as the owner does.
+    pub fn add_text(&mut self, name: &str, text: &str) {
+        let item = vec![(MIME_TEXT.to_owned(), Value::bytes(text.as_bytes()))];
+        self.tab_mut(name).insert(0, item);
+    }
+
     /// How many times the tab list was asked.
     pub fn tab_lists(&self) -> usize {
         self.tab_lists
@@ -209,9 +227,15 @@ impl Model {
     /// The reply to `call`, `None` for the empty reply of a call CopyQ cannot run, and whether
     /// it changed the tabs. A call naming a tab that exists (then) loads it if it is not loaded.
     pub fn answer(&mut self, call: &Call) -> (Option<Value>, bool) {
-        let answer = self.reply(call);
         let sig = &*call.signature;
         let names_a_tab = sig.starts_with("browser") || sig == "createSelection(QString)";
+        if names_a_tab
+            && self.makes_named_tabs
+            && let Some(tab) = arg_str(call, 0)
+        {
+            self.tab_mut(tab);
+        }
+        let answer = self.reply(call);
         self.tab_lists += usize::from(sig == "tabs()");
         if sig == "unloadTabs(QStringList)"
             && let Some(Value::StringList(names)) = call.args.first()
@@ -922,6 +946,134 @@ pub(crate) mod tests {
         assert_eq!(
             json,
             r#"{"tabs":[{"items":["made","first"],"name":"mcp/g"}]}"#
+        );
+        server.abort();
+    }
+
+    /// The list of one tab, its first `limit` rows.
+    fn list_of(tab: &str, limit: usize) -> ReadRequest {
+        ReadRequest {
+            tabs: TabSelector::Names {
+                names: vec![tab.into()],
+            },
+            skip: 0,
+            limit: Some(limit),
+            preview: None,
+        }
+    }
+
+    /// A list or tree of tabs CopyQ listed last time is one round trip, its tab list asked with
+    /// its rows (two before: the tab list, then the rows); a tab not listed last time, or a whole
+    /// tab, is asked as before. What each reads is the same either way.
+    #[tokio::test]
+    async fn a_read_of_tabs_listed_last_time_is_one_round_trip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (backend, server, layout, model) = started(&dir).await;
+        layout.expect("probe");
+        {
+            let mut m = model.lock().unwrap_or_else(PoisonError::into_inner);
+            for t in ["a3", "a2", "a1"] {
+                m.add_text("mcp/a", t);
+            }
+            m.add_text("mcp/b", "b1");
+        }
+        // Each page's texts, joined: "a1,a2|b1".
+        let texts = |snap: &crate::backend::Snapshot| -> String {
+            let page = |p: &crate::backend::TabPage| {
+                let texts: Vec<&str> = p.items.iter().map(|i| i.text.as_str()).collect();
+                texts.join(",")
+            };
+            snap.pages.iter().map(page).collect::<Vec<_>>().join("|")
+        };
+        let trips = |before: usize| backend.round_trips() - before;
+        // Nothing listed yet: the tab list, then the rows.
+        let before = backend.round_trips();
+        let first = backend.read(&list_of("mcp/a", 2)).await.expect("read");
+        assert_eq!((trips(before), texts(&first)), (2, "a1,a2".to_string()));
+        let before = backend.round_trips();
+        let again = backend.read(&list_of("mcp/a", 2)).await.expect("read");
+        assert_eq!((trips(before), texts(&again)), (1, texts(&first)));
+        assert_eq!(again.pages[0].total, 3);
+        let tree = ReadRequest {
+            tabs: TabSelector::Prefix {
+                prefix: "mcp/".into(),
+                invert: false,
+            },
+            skip: 0,
+            limit: Some(5),
+            preview: None,
+        };
+        let before = backend.round_trips();
+        let got = backend.read(&tree).await.expect("tree");
+        assert_eq!(trips(before), 1);
+        assert_eq!(texts(&got), "a1,a2,a3|b1");
+        // A tab made since the last tab list: that list was wrong, the read is asked again.
+        model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add_text("mcp/c", "c1");
+        let before = backend.round_trips();
+        let got = backend.read(&tree).await.expect("tree");
+        assert_eq!((trips(before), got.pages.len()), (2, 3));
+        // A whole tab is read through a selection, after the tab list, as before.
+        let before = backend.round_trips();
+        let whole = ReadRequest {
+            limit: None,
+            ..list_of("mcp/a", 0)
+        };
+        let got = backend.read(&whole).await.expect("whole");
+        assert_eq!(got.pages[0].items.len(), 3);
+        assert!(trips(before) >= 2, "{}", trips(before));
+        server.abort();
+    }
+
+    /// A tab the owner removed after the last tab list, read again: CopyQ before 17.0 makes a
+    /// tab a call names, so the read's one batch made it again, empty. The read answers as for
+    /// a tab that is not there, and the tab is gone again after it; a tab made that way that a
+    /// write filled meanwhile is kept.
+    #[tokio::test]
+    async fn a_tab_a_read_made_again_by_naming_it_is_removed_unless_written_to() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (backend, server, layout, model) = started(&dir).await;
+        layout.expect("probe");
+        let m = || model.lock().unwrap_or_else(PoisonError::into_inner);
+        m().make_named_tabs();
+        m().add_text("mcp/a", "a1");
+        m().add_text("mcp/keep", "k1");
+        let read = backend.read(&list_of("mcp/a", 5)).await.expect("read");
+        assert_eq!(read.pages.len(), 1);
+        m().remove_tab("mcp/a");
+        let read = backend.read(&list_of("mcp/a", 5)).await.expect("read");
+        assert!(read.pages.is_empty(), "{:?}", read.pages);
+        assert!(
+            !read.all_tabs.iter().any(|t| t == "mcp/a"),
+            "{:?}",
+            read.all_tabs
+        );
+        assert_eq!(
+            m().to_json().to_string(),
+            r#"{"tabs":[{"items":["k1"],"name":"mcp/keep"}]}"#
+        );
+        // Made again by a touch, then written to before the check: kept, with what was written.
+        m().add_text("mcp/w", "w1");
+        backend.read(&list_of("mcp/w", 5)).await.expect("read");
+        m().remove_tab("mcp/w");
+        m().add_text("mcp/w", "written meanwhile");
+        let left = backend.unmake(&["mcp/w"]).await.expect("unmake");
+        assert!(left.iter().any(|t| t == "mcp/w"), "{left:?}");
+        // And one still empty is removed; one the touch did not make (17.0) is left alone.
+        m().remove_tab("mcp/w");
+        m().add_text("mcp/e", "e1");
+        m().remove_tab("mcp/e");
+        m().tab_mut("mcp/e");
+        let left = backend
+            .unmake(&["mcp/e", "mcp/never"])
+            .await
+            .expect("unmake");
+        assert_eq!(left, ["mcp/keep"]);
+        assert_eq!(
+            m().to_json().to_string(),
+            r#"{"tabs":[{"items":["k1"],"name":"mcp/keep"}]}"#
         );
         server.abort();
     }

@@ -61,6 +61,14 @@ pub struct SocketBackend {
     removals: Arc<tokio::sync::Mutex<()>>,
     /// Batches sent to CopyQ so far (each a round trip).
     trips: Arc<std::sync::atomic::AtomicUsize>,
+    /// The tab list CopyQ gave last: what a read guesses its tabs from, to ask the tab list with
+    /// its rows in one round trip ([`SocketBackend::read`]). Only a guess: each such read checks
+    /// it against the tab list asked in its batch.
+    seen: Arc<std::sync::Mutex<Arc<[String]>>>,
+    /// Held (shared) while a batch is sent, and alone by the one step that must know no batch
+    /// of the gateway's goes between two of its own: removing a tab a read made by touching it
+    /// (`unmake`), after checking it is still empty.
+    sends: Arc<tokio::sync::RwLock<()>>,
 }
 
 /// A socket failure in the backend's terms: a lost or refused connection is `Unavailable`.
@@ -142,6 +150,8 @@ impl SocketBackend {
             delays: Arc::default(),
             removals: Arc::default(),
             trips: Arc::default(),
+            seen: Arc::new(std::sync::Mutex::new(Arc::from(Vec::new()))),
+            sends: Arc::default(),
         }
     }
 
@@ -206,7 +216,15 @@ impl SocketBackend {
         }
         let (client, _) = self.client().await?;
         self.trip();
-        client.call_many(&calls).await.map_err(failed)
+        let sent = {
+            let _sending = self.sends.read().await;
+            client.send(&calls).map_err(failed)?
+        };
+        sent.replies()
+            .await
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(failed)
     }
 
     /// [`Client::call_parts`]: `parts` in one round trip, each answered on its own (`Err`
@@ -217,8 +235,32 @@ impl SocketBackend {
     ) -> Result<Vec<Result<Vec<Value>, BackendError>>, BackendError> {
         let (client, _) = self.client().await?;
         self.trip();
-        let results = client.call_parts(parts).await.map_err(failed)?;
+        let all: Vec<Call> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
+        let sent = {
+            let _sending = self.sends.read().await;
+            client.send(&all).map_err(failed)?
+        };
+        let results = super::client::by_part(sent.replies().await, parts);
         Ok(results.into_iter().map(|r| r.map_err(failed)).collect())
+    }
+
+    /// The tab list CopyQ gave last (see `seen`).
+    fn seen_tabs(&self) -> Arc<[String]> {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Note the tab list CopyQ gave now.
+    fn saw_tabs(&self, tabs: &[String]) {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *seen.as_ref() != *tabs {
+            *seen = Arc::from(tabs);
+        }
     }
 
     async fn layout(&self) -> Result<Layout, BackendError> {
@@ -245,7 +287,9 @@ impl SocketBackend {
     pub async fn tabs(&self) -> Result<Vec<String>, BackendError> {
         let call = slots::tabs();
         let reply = self.call(call.clone()).await?;
-        slots::expect_string_list(&call, reply).map_err(failed)
+        let tabs = slots::expect_string_list(&call, reply).map_err(failed)?;
+        self.saw_tabs(&tabs);
+        Ok(tabs)
     }
 
     /// CopyQ's `maxitems` (slow for CopyQ: it builds its settings dialog), uncached.

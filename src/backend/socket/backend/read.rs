@@ -1,8 +1,9 @@
-//! Reads over the socket: lengths in one batch, then the rows in another (whole tabs through
+//! Reads over the socket: the tab list, then lengths and rows in one batch (whole tabs through
 //! selections, which return every row in one reply), formats kept in files fetched afterwards.
+//! A window of tabs CopyQ listed last time asks the tab list in that batch too: one round trip.
 
 use super::super::slots;
-use super::super::value::{Map, Value};
+use super::super::value::{Call, Map, Value};
 use super::durable::Prepared;
 use super::rows::{into_map, item_from};
 use super::{SocketBackend, cut, data_file, failed, row_arg};
@@ -37,9 +38,66 @@ where
     }
 }
 
+/// What [`SocketBackend::read_guessed`] did.
+enum Guessed {
+    /// Nothing: the read's tabs were not all in the last tab list, or it is not a window.
+    Not,
+    /// The read, in one round trip: the tab list, the tabs read and the replies to [`batch`].
+    Read {
+        all_tabs: Vec<String>,
+        names: Vec<String>,
+        replies: Vec<Value>,
+    },
+    /// Only the tab list (the guess was wrong): the read is asked again for it.
+    Listed(Vec<String>),
+}
+
+/// The tabs of `all_tabs` that `selector` picks, in tab order (names in the order named).
+fn chosen(selector: &TabSelector, all_tabs: &[String]) -> Vec<String> {
+    match selector {
+        TabSelector::Names { names } => names
+            .iter()
+            .filter(|n| all_tabs.contains(n))
+            .cloned()
+            .collect(),
+        TabSelector::Prefix { prefix, invert } => all_tabs
+            .iter()
+            .filter(|n| n.starts_with(prefix.as_str()) != *invert)
+            .cloned()
+            .collect(),
+        TabSelector::All {} => all_tabs.to_vec(),
+    }
+}
+
+/// The window asked with the lengths of `tabs` tabs, if small enough: a tree or a list is then
+/// one batch, as a native client's would be (rows past a tab's end come back empty and are
+/// dropped).
+fn together(req: &ReadRequest, tabs: usize) -> Option<usize> {
+    req.limit
+        .filter(|limit| tabs.saturating_mul(*limit) <= WINDOW_CALLS)
+}
+
+/// A read's batch after its tab list: each tab's length; the window of each, if [`together`];
+/// for whole tabs, each tab's selection (made in the batch of the lengths: one round trip fewer
+/// than asking for them after).
+fn batch(names: &[String], req: &ReadRequest) -> Vec<Call> {
+    let mut calls: Vec<_> = names.iter().map(|n| slots::browser_length(n)).collect();
+    if let Some(limit) = together(req, names.len()) {
+        for name in names {
+            let window = req.skip..req.skip.saturating_add(limit);
+            calls.extend(window.map(|r| slots::browser_item_data(name, row_arg(r))));
+        }
+    }
+    if req.limit.is_none() {
+        calls.extend(names.iter().map(|n| slots::create_selection(n)));
+    }
+    calls
+}
+
 impl SocketBackend {
-    /// Rows `skip..skip+limit` (or to the end) of each tab: lengths in one batch, then the rows in
-    /// another (whole tabs through selections, which return every row in one reply).
+    /// Rows `skip..skip+limit` (or to the end) of each tab: the tab list, then lengths and rows
+    /// in one batch (whole tabs through selections, which return every row in one reply); one
+    /// batch in all for a window of tabs the last tab list had ([`Self::read_guessed`]).
     /// Made again when a write moved the rows of a tab between two of its round trips (reads go
     /// beside writes): see [`Self::fill_data_files`].
     pub async fn read(&self, req: &ReadRequest) -> Result<Snapshot, BackendError> {
@@ -72,41 +130,30 @@ impl SocketBackend {
         unload: &[&str],
     ) -> Result<(Snapshot, Option<Vec<String>>), BackendError> {
         self.settle_owed().await?;
-        let all_tabs = self.tabs().await?;
-        let names: Vec<String> = match &req.tabs {
-            TabSelector::Names { names } => names
-                .iter()
-                .filter(|n| all_tabs.contains(n))
-                .cloned()
-                .collect(),
-            TabSelector::Prefix { prefix, invert } => all_tabs
-                .iter()
-                .filter(|n| n.starts_with(prefix.as_str()) != *invert)
-                .cloned()
-                .collect(),
-            TabSelector::All {} => all_tabs.clone(),
+        let listed = match unload.is_empty() {
+            true => match self.read_guessed(req).await? {
+                Guessed::Read {
+                    all_tabs,
+                    names,
+                    replies,
+                } => {
+                    let snap = self.pages(req, all_tabs, names, replies).await?;
+                    return Ok((snap, None));
+                }
+                Guessed::Listed(all_tabs) => Some(all_tabs),
+                Guessed::Not => None,
+            },
+            false => None,
         };
-        // A window small enough is asked with the lengths, in one batch (rows past a tab's end
-        // come back empty and are dropped): a tree or a list is then one round trip after the
-        // tab list, as a native client's would be.
-        let together = req
-            .limit
-            .filter(|limit| names.len().saturating_mul(*limit) <= WINDOW_CALLS);
+        let all_tabs = match listed {
+            Some(all_tabs) => all_tabs,
+            None => self.tabs().await?,
+        };
+        let names = chosen(&req.tabs, &all_tabs);
         // write protocol: unload (unloading a tab that does not exist creates nothing)
         let unload = (!unload.is_empty()).then(|| slots::unload_tabs(unload));
         let mut calls: Vec<_> = unload.iter().cloned().collect();
-        calls.extend(names.iter().map(|n| slots::browser_length(n)));
-        if let Some(limit) = together {
-            for name in &names {
-                let window = req.skip..req.skip.saturating_add(limit);
-                calls.extend(window.map(|r| slots::browser_item_data(name, row_arg(r))));
-            }
-        }
-        // Whole tabs: their selections are made in the same batch as the lengths (one round trip
-        // fewer than asking for them after), each after its tab's length.
-        if req.limit.is_none() {
-            calls.extend(names.iter().map(|n| slots::create_selection(n)));
-        }
+        calls.extend(batch(&names, req));
         let mut replies = self.call_many(calls).await?.into_iter();
         let unloaded = match &unload {
             Some(call) => Some(
@@ -115,7 +162,121 @@ impl SocketBackend {
             ),
             None => None,
         };
-        let mut replies: Vec<Value> = replies.collect();
+        let snap = self.pages(req, all_tabs, names, replies.collect()).await?;
+        Ok((snap, unloaded))
+    }
+
+    /// A read's tab list asked in the batch of its lengths and rows, one round trip where there
+    /// were two, when what it reads is a window of tabs all listed in the last tab list CopyQ
+    /// gave (`seen`): the batch is made for those tabs, and used when the tab list it brings
+    /// picks the same ones. Otherwise the tab list it brought is the read's: its lengths and
+    /// rows are asked again, for the tabs listed now. A tab the owner removed since the last
+    /// tab list was touched by the batch, which in CopyQ before 17.0 makes it again, empty:
+    /// [`Self::unmake`] removes it.
+    async fn read_guessed(&self, req: &ReadRequest) -> Result<Guessed, BackendError> {
+        let guess = chosen(&req.tabs, &self.seen_tabs());
+        if guess.is_empty() || together(req, guess.len()).is_none() {
+            return Ok(Guessed::Not);
+        }
+        let mut calls = vec![slots::tabs()];
+        calls.extend(batch(&guess, req));
+        let mut replies = self.call_many(calls).await?;
+        let rest = replies.split_off(1.min(replies.len()));
+        let all_tabs =
+            slots::expect_string_list(&slots::tabs(), replies.pop().unwrap_or(Value::Invalid))
+                .map_err(failed)?;
+        self.saw_tabs(&all_tabs);
+        let names = chosen(&req.tabs, &all_tabs);
+        if names == guess {
+            return Ok(Guessed::Read {
+                all_tabs,
+                names,
+                replies: rest,
+            });
+        }
+        let touched: Vec<&str> = guess
+            .iter()
+            .filter(|g| !all_tabs.contains(g))
+            .map(String::as_str)
+            .collect();
+        if touched.is_empty() {
+            return Ok(Guessed::Listed(all_tabs));
+        }
+        Ok(Guessed::Listed(self.unmake(&touched).await?))
+    }
+
+    /// Remove each of `touched`, tabs a read's batch named that the tab list in that batch did
+    /// not list, which CopyQ before 17.0 made (empty) when the batch named them, if it is
+    /// listed now, still empty, and the only tab whose name matches it ignoring `&` (CopyQ's
+    /// own match: a touch of `a` reads `&a` and makes nothing). No batch of the gateway's goes
+    /// between the check and the removal (`sends` held alone): a write that added to such a
+    /// tab meanwhile (it saw the tab listed) was answered before the check, which then finds
+    /// the tab not empty and keeps it. The tab list after.
+    pub(in crate::backend::socket) async fn unmake(
+        &self,
+        touched: &[&str],
+    ) -> Result<Vec<String>, BackendError> {
+        // One removal at a time (see `removals`), taken first: a removal holds it while it
+        // sends its batches, so the other order could leave each waiting for the other.
+        let _removal = self.removals.lock().await;
+        let _alone = self.sends.write().await;
+        let (client, _) = self.client().await?;
+        let list = slots::tabs();
+        self.trip();
+        let reply = client.call(&list).await.map_err(failed)?;
+        let mut all_tabs = slots::expect_string_list(&list, reply).map_err(failed)?;
+        let bare = |t: &str| t.replace('&', "");
+        let made: Vec<&str> = touched
+            .iter()
+            .copied()
+            .filter(|t| {
+                all_tabs.iter().any(|a| a == t)
+                    && all_tabs.iter().filter(|a| bare(a) == bare(t)).count() == 1
+            })
+            .collect();
+        if !made.is_empty() {
+            let lengths: Vec<_> = made.iter().map(|t| slots::browser_length(t)).collect();
+            self.trip();
+            let replies = client.call_many(&lengths).await.map_err(failed)?;
+            let empty: Vec<&str> = made
+                .iter()
+                .zip(replies)
+                .filter(|(_, n)| n.as_int() == Some(0))
+                .map(|(t, _)| *t)
+                .collect();
+            let mut removed = 0;
+            for tab in &empty {
+                let call = slots::remove_tab(tab);
+                self.trip();
+                let reply = client.call(&call).await.map_err(failed)?;
+                match slots::expect_error_text(&call, reply).map_err(failed)? {
+                    None => {
+                        all_tabs.retain(|t| t != tab);
+                        removed += 1;
+                    }
+                    Some(e) => tracing::warn!(error = %e, "CopyQ kept a tab a read made"),
+                }
+            }
+            tracing::info!(
+                made = made.len(),
+                removed,
+                "a read named tabs the owner had just removed, which CopyQ made again; \
+                 those still empty were removed"
+            );
+        }
+        self.saw_tabs(&all_tabs);
+        Ok(all_tabs)
+    }
+
+    /// The read's pages from `replies` to [`batch`] of `names`.
+    async fn pages(
+        &self,
+        req: &ReadRequest,
+        all_tabs: Vec<String>,
+        names: Vec<String>,
+        mut replies: Vec<Value>,
+    ) -> Result<Snapshot, BackendError> {
+        let together = together(req, names.len());
         let rest = replies.split_off(names.len().min(replies.len()));
         let mut totals = Vec::with_capacity(names.len());
         for (call_tab, reply) in names.iter().zip(replies) {
@@ -159,7 +320,7 @@ impl SocketBackend {
                     .collect(),
             })
             .collect();
-        Ok((Snapshot { pages, all_tabs }, unloaded))
+        Ok(Snapshot { pages, all_tabs })
     }
 
     /// Rows of tabs, whole: the tab list, then every length and row in one batch.
