@@ -2,7 +2,8 @@
 //! Signatures are those of CopyQ 6.4 (`ScriptableProxy`); verified live in tests/gateway/socket_protocol.rs.
 //!
 //! Beware: every slot that takes a tab name (`browser*`, `createSelection`) **creates** the tab
-//! when it is missing, and an empty name means the first tab. Check [`tabs`] before reading.
+//! when it is missing (CopyQ before 17.0), and an empty name means the first tab. Check [`tabs`]
+//! before reading (or in the same batch, removing what it made: `SocketBackend::read_guessed`).
 
 use super::SocketError;
 use super::value::{Call, Map, MapListType, Qt, Value};

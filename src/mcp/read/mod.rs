@@ -1,5 +1,5 @@
 //! `mcp_read`: modes `tree`, `list`, `item` and `search` over managed and external tabs. Reading
-//! never creates a tab, and search runs in the gateway with the linear-time `regex` crate.
+//! never leaves a tab behind, and search runs in the gateway with the linear-time `regex` crate.
 //!
 //! - [`query`]: the arguments as a typed [`ReadQuery`] (parse, don't validate);
 //! - [`tabs`]: which tabs a scope or a name means;
