@@ -1015,6 +1015,14 @@ pub(crate) mod tests {
         let before = backend.round_trips();
         let got = backend.read(&tree).await.expect("tree");
         assert_eq!((trips(before), got.pages.len()), (2, 3));
+        // A tab the gateway removed is not guessed: the tab list alone says it is gone.
+        backend
+            .remove_tabs(&["mcp/b".into()])
+            .await
+            .expect("remove");
+        let before = backend.round_trips();
+        let got = backend.read(&list_of("mcp/b", 5)).await.expect("read");
+        assert_eq!((trips(before), got.pages.len()), (1, 0));
         // A whole tab is read through a selection, after the tab list, as before.
         let before = backend.round_trips();
         let whole = ReadRequest {

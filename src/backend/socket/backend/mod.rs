@@ -252,6 +252,19 @@ impl SocketBackend {
             .clone()
     }
 
+    /// Tabs the gateway removed: no read guesses them from the last tab list (which a read of
+    /// one would otherwise name, making CopyQ before 17.0 make it again for an instant).
+    fn forget_tabs(&self, gone: &[String]) {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.iter().any(|t| gone.contains(t)) {
+            let kept: Vec<String> = seen.iter().filter(|t| !gone.contains(t)).cloned().collect();
+            *seen = Arc::from(kept);
+        }
+    }
+
     /// Note the tab list CopyQ gave now.
     fn saw_tabs(&self, tabs: &[String]) {
         let mut seen = self

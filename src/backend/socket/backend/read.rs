@@ -260,7 +260,7 @@ impl SocketBackend {
             tracing::info!(
                 made = made.len(),
                 removed,
-                "a read named tabs the owner had just removed, which CopyQ made again; \
+                "a read named tabs removed since the last tab list, which CopyQ made again; \
                  those still empty were removed"
             );
         }

@@ -483,6 +483,7 @@ impl SocketBackend {
             };
             made = true;
         }
+        self.forget_tabs(tabs);
         match self.flush_tab_list().await {
             Err(e) if made => Err(BackendError::after(Made::Change, e)),
             other => other.map(|()| removed),
