@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::Mutex;
 
-use super::client::{Client, Options};
+use super::client::{Client, Options, Sent};
 use super::probe::{Detected, Layout, detect};
 use super::slots;
 use super::value::{Call, Map, Value, map_get};
@@ -216,11 +216,9 @@ impl SocketBackend {
         }
         let (client, _) = self.client().await?;
         self.trip();
-        let sent = {
-            let _sending = self.sends.read().await;
-            client.send(&calls).map_err(failed)?
-        };
-        sent.replies()
+        self.send(&client, &calls)
+            .await?
+            .replies()
             .await
             .into_iter()
             .collect::<Result<_, _>>()
@@ -236,12 +234,16 @@ impl SocketBackend {
         let (client, _) = self.client().await?;
         self.trip();
         let all: Vec<Call> = parts.iter().flat_map(|p| p.iter().cloned()).collect();
-        let sent = {
-            let _sending = self.sends.read().await;
-            client.send(&all).map_err(failed)?
-        };
+        let sent = self.send(&client, &all).await?;
         let results = super::client::by_part(sent.replies().await, parts);
         Ok(results.into_iter().map(|r| r.map_err(failed)).collect())
+    }
+
+    /// Send `calls` on `client` as one batch, holding `sends` shared while it is sent: every
+    /// batch of the backend's but `unmake`'s (which holds it alone) goes this way.
+    async fn send<'c>(&self, client: &'c Client, calls: &[Call]) -> Result<Sent<'c>, BackendError> {
+        let _sending = self.sends.read().await;
+        client.send(calls).map_err(failed)
     }
 
     /// The tab list CopyQ gave last (see `seen`).
