@@ -429,7 +429,13 @@ async fn run() {
         ),
         String::new(),
     ];
-    let copyq = PrivateCopyq::start_in(None).expect("a private CopyQ (apt-get install copyq xvfb)");
+    // COPYQ_MCP_BENCH_ON_CHROOT=1 with one of the modes below: against the chroot's CopyQ instead.
+    let on_chroot = std::env::var_os("COPYQ_MCP_BENCH_ON_CHROOT").is_some();
+    let home = match on_chroot {
+        true => std::env::var_os("COPYQ_MCP_BENCH_CHROOT").map(Into::into),
+        false => None,
+    };
+    let copyq = PrivateCopyq::start_in(home).expect("a private CopyQ (apt-get install copyq xvfb)");
     seed(&copyq);
     // COPYQ_MCP_BENCH_ONLY=redaction: that table alone, printed (bench/results.md is left as is).
     // COPYQ_MCP_BENCH_ONLY=mixed: the mixed load alone, likewise; =images: the images table.

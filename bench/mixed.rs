@@ -566,67 +566,99 @@ pub async fn alone_table(copyq: &PrivateCopyq) -> Vec<String> {
 }
 
 /// CopyQ's CPU a call for each kind of call the socket backend makes, on one of the mix's shared
-/// tabs (one item), 1,000 times each, one at a time (as a write's steps go) and in batches of 20
-/// (as a read's go): what each call the gateway makes beyond the floor's costs CopyQ.
+/// tabs (one item, then 200), 1,000 times each, one at a time (as a write's steps go) and in
+/// batches of 20 (as a read's go): what each call the gateway makes beyond the floor's costs
+/// CopyQ. A kind of several round trips (`;`) is measured one round trip after the other.
 pub async fn calls_table(copyq: &PrivateCopyq) -> Vec<String> {
-    use copyq_mcp::backend::socket::slots;
+    use copyq_mcp::backend::socket::{Call, slots};
     reset(copyq);
     let f = Floors::connect(copyq).await;
     let tab = format!("mcp/{}", mix::shared_tab(0));
-    let kinds: Vec<(&str, Vec<copyq_mcp::backend::socket::Call>)> = vec![
-        ("tabs()", vec![slots::tabs()]),
-        (
-            "browserLength, tab loaded",
-            vec![slots::browser_length(&tab)],
-        ),
+    let length = || slots::browser_length(&tab);
+    let unload = || slots::unload_tabs(&[&tab]);
+    let kinds: Vec<(&str, Vec<Vec<Call>>)> = vec![
+        ("tabs()", vec![vec![slots::tabs()]]),
+        ("browserLength, tab loaded", vec![vec![length()]]),
         (
             "browserItemData, tab loaded",
-            vec![slots::browser_item_data(&tab, 0)],
+            vec![vec![slots::browser_item_data(&tab, 0)]],
+        ),
+        ("unloadTabs of a tab not loaded", vec![vec![unload()]]),
+        (
+            "browserLength then unloadTabs (a load and an unload), one round trip",
+            vec![vec![length(), unload()]],
         ),
         (
-            "unloadTabs of a tab not loaded",
-            vec![slots::unload_tabs(&[&tab])],
+            "browserLength; unloadTabs (a load and an unload), two round trips",
+            vec![vec![length()], vec![unload()]],
         ),
         (
-            "browserLength then unloadTabs (a load and an unload)",
-            vec![slots::browser_length(&tab), slots::unload_tabs(&[&tab])],
+            "browserLength; tabs(); tabs(); unloadTabs (loaded across four round trips)",
+            vec![
+                vec![length()],
+                vec![slots::tabs()],
+                vec![slots::tabs()],
+                vec![unload()],
+            ],
         ),
-        ("config(maxitems)", vec![slots::config("maxitems")]),
+        ("config(maxitems)", vec![vec![slots::config("maxitems")]]),
     ];
     let mut lines = vec![
         String::new(),
-        "CopyQ's CPU a call, by kind of call (1,000 each; a tab of 1 item)".to_owned(),
+        "CopyQ's CPU a call, by kind of call (1,000 each; a tab of 1 item, then of 200)".to_owned(),
         String::new(),
-        "| call | one at a time | in batches of 20 |".to_owned(),
-        "|---|---|---|".to_owned(),
+        "| call | items | one at a time | in batches of 20 |".to_owned(),
+        "|---|---|---|---|".to_owned(),
     ];
     const N: usize = 1000;
-    for (name, calls) in kinds {
-        // The state each kind needs: loaded for the reads, unloaded for the unload.
-        f.raw(&calls).await;
-        let before = copyq_cpu(copyq);
-        for _ in 0..N {
-            f.raw(&calls).await;
+    for items in [1, 200] {
+        if items > 1 {
+            let script = format!(
+                "tab('{tab}'); for (var i = 1; i < {items}; ++i) add('row ' + i + ' of a tab of the mix, some text to lay out'); unload()"
+            );
+            copyq.eval(&script, b"").expect("fill the tab");
         }
-        let one = copyq_cpu(copyq).saturating_sub(before);
-        let batch: Vec<_> = calls
-            .iter()
-            .cycle()
-            .take(20 * calls.len())
-            .cloned()
-            .collect();
-        let before = copyq_cpu(copyq);
-        for _ in 0..N / 20 {
-            f.raw(&batch).await;
+        for (name, trips) in &kinds {
+            if name.starts_with("config") && items > 1 {
+                continue;
+            }
+            // The state each kind needs: loaded for the reads, unloaded for the unload.
+            for calls in trips {
+                f.raw(calls).await;
+            }
+            let before = copyq_cpu(copyq);
+            for _ in 0..N {
+                for calls in trips {
+                    f.raw(calls).await;
+                }
+            }
+            let one = copyq_cpu(copyq).saturating_sub(before);
+            let batches: Vec<Vec<Call>> = trips
+                .iter()
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .cycle()
+                        .take(20 * calls.len())
+                        .cloned()
+                        .collect()
+                })
+                .collect();
+            let before = copyq_cpu(copyq);
+            for _ in 0..N / 20 {
+                for batch in &batches {
+                    f.raw(batch).await;
+                }
+            }
+            let many = copyq_cpu(copyq).saturating_sub(before);
+            let line = format!(
+                "| {name} | {items} | {:.3} ms | {:.3} ms |",
+                ms(one) / N as f64,
+                ms(many) / N as f64
+            );
+            println!("{line}");
+            lines.push(line);
         }
-        let many = copyq_cpu(copyq).saturating_sub(before);
-        let line = format!(
-            "| {name} | {:.3} ms | {:.3} ms |",
-            ms(one) / N as f64,
-            ms(many) / N as f64
-        );
-        println!("{line}");
-        lines.push(line);
     }
     lines
 }

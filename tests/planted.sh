@@ -179,4 +179,11 @@ plant update-check-after-audit 1 src/mcp/write/mod.rs 's/let \(audit_id, result\
 # removed again; a read that kept it would leave a tab behind.
 plant guessed-read-leaves-made-tab 1 src/backend/socket/backend/read.rs 's/Ok\(Guessed::Listed\(self\.unmake\(&touched\)\.await\?\)\)/Ok(Guessed::Listed(all_tabs))/' \
     -- "${host[@]}" "${t[@]}" --lib a_tab_a_read_made_again
+# A delete planned on a row of text, tags and note alone keeps only the item in its audit entry
+# (issue 22, stop 61): the delete must refuse the row if it gained a format since, and a check
+# asking the tab list in its batch must remove the tab it made again.
+plant bare-delete-removes-richer-row 1 src/backend/socket/backend/write.rs 's/if expect\.bare && !is_bare\(&data\) \{/if false \{/' \
+    -- "${host[@]}" "${t[@]}" --lib a_delete_planned_on_a_bare_row
+plant guessed-check-leaves-made-tab 1 src/backend/socket/backend/write.rs 's/                self\.unmake\(&\[tab\]\)\.await\?;//' \
+    -- "${host[@]}" "${t[@]}" --lib a_delete_planned_on_a_bare_row
 exit $bad

@@ -123,6 +123,7 @@ impl From<RawItem> for Item {
             note: i.note,
             secret: i.secret,
             pinned: i.pinned,
+            bare: false,
             content: i.content.into(),
         }
     }

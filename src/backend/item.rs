@@ -22,6 +22,12 @@ pub struct Item {
     /// then refuses to remove it. Not part of what a write checks or the audit log keeps.
     #[serde(skip)]
     pub pinned: bool,
+    /// Read only: CopyQ holds the row as text, tags and note alone ([`ITEM_MIMES`]; no other
+    /// format, not even a password manager's hint), so the item is the whole row: a delete's
+    /// audit entry has nothing more to keep. Known from the socket backend's reads, which see
+    /// every format of a row; `false` where not known.
+    #[serde(skip)]
+    pub bare: bool,
     /// Read only: the formats beside text, tags and note (images, HTML, files), described on reads.
     /// Never serialized: writes and the audit log carry what the tools write.
     #[serde(skip)]
@@ -45,6 +51,7 @@ impl Item {
             note: note.into(),
             secret: false,
             pinned: false,
+            bare: false,
             content: Content::default(),
         }
     }

@@ -350,6 +350,7 @@ fn cut_item(item: &Item, n: Option<usize>) -> Item {
         note: cut_utf16(&item.note, n),
         secret: item.secret,
         pinned: item.pinned,
+        bare: item.bare,
         content: item.content.clone(),
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! 1. `check`: before anything changes, the row still holds the item the write was planned against
 //!    (change, remove, move source), or the target has room under `maxitems` (insert, move target:
-//!    CopyQ would silently evict the oldest item).
+//!    CopyQ would silently evict the oldest item). A delete whose plan read its row as text, tags
+//!    and note alone (`Item::bare`: the socket backend's reads see every format) kept only the
+//!    item in its audit entry, so its check also refuses a row that gained a format since.
 //! 2. `unload`: unload every touched tab that exists, which saves it. A tab CopyQ keeps loaded (open
 //!    in its window, or with an editor open) is *pinned*. The socket backend makes it before 1:
 //!    reading an unloaded tab loads it, and a tab read, then unloaded, is loaded again by the

@@ -194,6 +194,13 @@ impl Model {
         self.tab_mut(name).insert(0, item);
     }
 
+    /// Give row `row` of tab `name` the format `mime` too, as CopyQ's editor or a script does.
+    pub fn add_format(&mut self, name: &str, row: usize, mime: &str, bytes: &[u8]) {
+        if let Some(data) = self.tab_mut(name).get_mut(row) {
+            data.push((mime.to_owned(), Value::bytes(bytes)));
+        }
+    }
+
     /// How many times the tab list was asked.
     pub fn tab_lists(&self) -> usize {
         self.tab_lists
@@ -1083,6 +1090,66 @@ pub(crate) mod tests {
             m().to_json().to_string(),
             r#"{"tabs":[{"items":["k1"],"name":"mcp/keep"}]}"#
         );
+        server.abort();
+    }
+
+    /// A delete planned on a row of text, tags and note alone keeps no more of it in its audit
+    /// entry (`mcp::write::record::kept` reads no format for it), so the delete refuses the row
+    /// if it gained a format since the plan, and changes nothing; the same row as planned is
+    /// removed. And a check of a tab the owner removed since the plan (asked in one batch with
+    /// the tab list, which CopyQ before 17.0 answers by making the tab again) leaves no tab.
+    #[tokio::test]
+    async fn a_delete_planned_on_a_bare_row_refuses_it_once_it_holds_more() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (backend, server, layout, model) = started(&dir).await;
+        layout.expect("probe");
+        let m = || model.lock().unwrap_or_else(PoisonError::into_inner);
+        m().make_named_tabs();
+        m().add_text("mcp/a", "a1");
+        m().add_text("mcp/a", "a2");
+        let plan = |backend: SocketBackend| async move {
+            let (snap, prepared) = backend
+                .read_prepared(&list_of("mcp/a", 1), &["mcp/a"])
+                .await
+                .expect("plan");
+            (snap.pages[0].items[0].clone(), prepared)
+        };
+        let (first, prepared) = plan(backend.clone()).await;
+        assert!(first.bare, "{first:?}");
+        m().add_format("mcp/a", 0, "text/html", b"<b>a2</b>");
+        let got = backend
+            .remove("mcp/a", 0, &first, (Some(prepared), ready_now()))
+            .await;
+        assert!(
+            matches!(got, Err(crate::backend::BackendError::Conflict)),
+            "{got:?}"
+        );
+        assert_eq!(
+            m().to_json().to_string(),
+            r#"{"tabs":[{"items":["a2","a1"],"name":"mcp/a"}]}"#
+        );
+        // Planned again, it is no longer bare: the delete goes ahead (its entry kept it whole).
+        let (first, prepared) = plan(backend.clone()).await;
+        assert!(!first.bare, "{first:?}");
+        backend
+            .remove("mcp/a", 0, &first, (Some(prepared), ready_now()))
+            .await
+            .expect("remove");
+        assert_eq!(
+            m().to_json().to_string(),
+            r#"{"tabs":[{"items":["a1"],"name":"mcp/a"}]}"#
+        );
+        // The owner removes the tab between the plan and the check.
+        let (first, prepared) = plan(backend.clone()).await;
+        m().remove_tab("mcp/a");
+        let got = backend
+            .remove("mcp/a", 0, &first, (Some(prepared), ready_now()))
+            .await;
+        assert!(
+            matches!(got, Err(crate::backend::BackendError::NoSuchTab)),
+            "{got:?}"
+        );
+        assert_eq!(m().to_json().to_string(), r#"{"tabs":[]}"#);
         server.abort();
     }
 }

@@ -126,6 +126,7 @@ fn add_op(a: &Args<'_>, tab: TabRef) -> Result<WriteOp, ToolError> {
             note,
             secret: false,
             pinned: false,
+            bare: false,
             content: Default::default(),
         },
     })

@@ -41,7 +41,8 @@ fn entry(
 /// text, tags and note (a screenshot, an HTML copy, a file list): the audit entry keeps them, so
 /// that a restore puts each item back as CopyQ held it. Read with the write's own check of each
 /// row, so a row changed since the plan is refused before anything is recorded. Costs one more
-/// call to CopyQ per such item. A tab deletion keeps them while their bytes fit in `max_bytes`
+/// call to CopyQ per such item; none for a delete's row its plan read as text, tags and note
+/// alone ([`Item::bare`](crate::backend::Item::bare)). A tab deletion keeps them while their bytes fit in `max_bytes`
 /// (`audit.max_bytes`, 0: no cap), in tab and row order; past it, an item keeps text, tags and
 /// note only, as an entry over the cap would push every other out of the log.
 pub(super) async fn kept(
@@ -50,6 +51,10 @@ pub(super) async fn kept(
     max_bytes: u64,
 ) -> Result<Vec<(usize, Whole)>, ToolError> {
     match plan {
+        // A row the plan read as text, tags and note alone is its item whole: nothing more to
+        // keep, and no read of it (the delete's own check refuses the row if it gained a format
+        // since: `Item::bare`).
+        Plan::Delete { item, .. } if item.bare => Ok(Vec::new()),
         Plan::Delete { tab, index, item } => {
             let whole = backend
                 .every_format(&tab.full, *index, item)

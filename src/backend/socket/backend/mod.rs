@@ -92,6 +92,7 @@ pub fn item_of(map: &Map) -> Item {
         note: text(MIME_NOTE),
         secret: text(MIME_PASSWORD_HINT) == "secret",
         pinned: holds_pin(map),
+        bare: rows::is_bare(map),
         content: Default::default(),
     }
 }

@@ -42,11 +42,13 @@ where
 enum Guessed {
     /// Nothing: the read's tabs were not all in the last tab list, or it is not a window.
     Not,
-    /// The read, in one round trip: the tab list, the tabs read and the replies to [`batch`].
+    /// The read, in one round trip: the tab list, the tabs read and the replies to [`batch`];
+    /// with a write's unload, the tabs CopyQ answered it unloaded.
     Read {
         all_tabs: Vec<String>,
         names: Vec<String>,
         replies: Vec<Value>,
+        unloaded: Option<Vec<String>>,
     },
     /// Only the tab list (the guess was wrong): the read is asked again for it.
     Listed(Vec<String>),
@@ -107,7 +109,9 @@ impl SocketBackend {
     /// [`Self::prepare_write`] of `names` and [`Self::read`] of `req` (a write's plan) in one
     /// round trip fewer: the unload of `names` goes first in the read's batch after its tab list,
     /// so the read loads each tab once, for the write's check and body too, as the read after
-    /// the prepare did (one round trip of an update's or delete's six, issue 22, stop 54).
+    /// the prepare did (one round trip of an update's or delete's six, issue 22, stop 54). A
+    /// window of tabs listed last time asks its tab list in that batch too (one round trip in
+    /// all, [`Self::read_guessed`]).
     pub async fn read_prepared(
         &self,
         req: &ReadRequest,
@@ -130,20 +134,18 @@ impl SocketBackend {
         unload: &[&str],
     ) -> Result<(Snapshot, Option<Vec<String>>), BackendError> {
         self.settle_owed().await?;
-        let listed = match unload.is_empty() {
-            true => match self.read_guessed(req).await? {
-                Guessed::Read {
-                    all_tabs,
-                    names,
-                    replies,
-                } => {
-                    let snap = self.pages(req, all_tabs, names, replies).await?;
-                    return Ok((snap, None));
-                }
-                Guessed::Listed(all_tabs) => Some(all_tabs),
-                Guessed::Not => None,
-            },
-            false => None,
+        let listed = match self.read_guessed(req, unload).await? {
+            Guessed::Read {
+                all_tabs,
+                names,
+                replies,
+                unloaded,
+            } => {
+                let snap = self.pages(req, all_tabs, names, replies).await?;
+                return Ok((snap, unloaded));
+            }
+            Guessed::Listed(all_tabs) => Some(all_tabs),
+            Guessed::Not => None,
         };
         let all_tabs = match listed {
             Some(all_tabs) => all_tabs,
@@ -172,26 +174,42 @@ impl SocketBackend {
     /// picks the same ones. Otherwise the tab list it brought is the read's: its lengths and
     /// rows are asked again, for the tabs listed now. A tab the owner removed since the last
     /// tab list was touched by the batch, which in CopyQ before 17.0 makes it again, empty:
-    /// [`Self::unmake`] removes it.
-    async fn read_guessed(&self, req: &ReadRequest) -> Result<Guessed, BackendError> {
+    /// [`Self::unmake`] removes it. A write's plan (`unload`: the tabs it will touch) sends
+    /// their unload after the tab list, first of what the read touches, as
+    /// [`Self::read_once`] does; a wrong guess sends it again with the read (it then saves the
+    /// tabs the guess loaded, if any, at the cost of one more load).
+    async fn read_guessed(
+        &self,
+        req: &ReadRequest,
+        unload: &[&str],
+    ) -> Result<Guessed, BackendError> {
         let guess = chosen(&req.tabs, &self.seen_tabs());
         if guess.is_empty() || together(req, guess.len()).is_none() {
             return Ok(Guessed::Not);
         }
+        let unload = (!unload.is_empty()).then(|| slots::unload_tabs(unload));
         let mut calls = vec![slots::tabs()];
+        calls.extend(unload.iter().cloned());
         calls.extend(batch(&guess, req));
-        let mut replies = self.call_many(calls).await?;
-        let rest = replies.split_off(1.min(replies.len()));
+        let mut replies = self.call_many(calls).await?.into_iter();
         let all_tabs =
-            slots::expect_string_list(&slots::tabs(), replies.pop().unwrap_or(Value::Invalid))
+            slots::expect_string_list(&slots::tabs(), replies.next().unwrap_or(Value::Invalid))
                 .map_err(failed)?;
         self.saw_tabs(&all_tabs);
+        let unloaded = match &unload {
+            Some(call) => Some(
+                slots::expect_string_list(call, replies.next().unwrap_or(Value::Invalid))
+                    .map_err(failed)?,
+            ),
+            None => None,
+        };
         let names = chosen(&req.tabs, &all_tabs);
         if names == guess {
             return Ok(Guessed::Read {
                 all_tabs,
                 names,
-                replies: rest,
+                replies: replies.collect(),
+                unloaded,
             });
         }
         let touched: Vec<&str> = guess

@@ -13,12 +13,20 @@ pub(super) fn into_map(reply: Option<Value>) -> Map {
     }
 }
 
+/// Whether a row's data (every format of it, as a read gets them) is text, tags and note alone:
+/// the row is its [`Item`] whole (see [`Item::bare`]).
+pub(super) fn is_bare(map: &Map) -> bool {
+    map.iter()
+        .all(|(mime, _)| crate::backend::ITEM_MIMES.contains(&mime.as_str()))
+}
+
 /// A row as a read shows it: text, tags and note, and what else it holds. Taken by value: its
 /// text, tags and note move out of the reply (no copy of valid UTF-8); a whole-tab read of 10,000
 /// rows used to copy each twice (the map, then its texts).
 pub(super) fn item_from(mut map: Map, preview: Option<usize>) -> Item {
     let content = content::content_of(&map, preview);
     let mut item = Item {
+        bare: is_bare(&map),
         content,
         ..Item::default()
     };

@@ -6,6 +6,7 @@ use super::super::value::{Call, Map, Value, map_get};
 use super::data_file::Formats;
 use super::durable::{Prepared, Saved};
 use super::group::Write;
+use super::rows::is_bare;
 use super::{SocketBackend, failed, holds_pin, item_of, map_of};
 use crate::backend::{BackendError, Item, Landed, Made, Persisted, Ready, wait_ready};
 
@@ -85,22 +86,37 @@ impl SocketBackend {
 
     /// The full data of `r` in `tab` (every format's content), if it still holds `expect`, and
     /// how many rows `tab` holds. (write protocol: check)
+    /// The tab must be listed before it is named (CopyQ before 17.0 makes a tab any call names):
+    /// when the last tab list had it (the write's plan just read it), the tab list goes in the
+    /// batch of the check, one round trip, as a read's does ([`Self::read_guessed`]); a tab the
+    /// owner removed since was made again by that batch and [`Self::unmake`] removes it.
     pub(super) async fn check_row(
         &self,
         tab: &str,
         r: usize,
         expect: &Item,
     ) -> Result<(Map, usize), BackendError> {
-        if !self.exists(tab).await? {
+        let guessed = self.seen_tabs().iter().any(|t| t == tab);
+        if !guessed && !self.exists(tab).await? {
             return Err(BackendError::NoSuchTab);
         }
-        let calls = vec![
-            slots::browser_length(tab),
-            slots::browser_item_data(tab, row(r)),
-        ];
-        let [length, data]: [Value; 2] = self
-            .call_many(calls)
-            .await?
+        let mut calls = Vec::with_capacity(3);
+        calls.extend(guessed.then(slots::tabs));
+        calls.push(slots::browser_length(tab));
+        calls.push(slots::browser_item_data(tab, row(r)));
+        let mut replies = self.call_many(calls).await?.into_iter();
+        if guessed {
+            let all =
+                slots::expect_string_list(&slots::tabs(), replies.next().unwrap_or(Value::Invalid))
+                    .map_err(failed)?;
+            self.saw_tabs(&all);
+            if !all.iter().any(|t| t == tab) {
+                self.unmake(&[tab]).await?;
+                return Err(BackendError::NoSuchTab);
+            }
+        }
+        let [length, data]: [Value; 2] = replies
+            .collect::<Vec<_>>()
             .try_into()
             .map_err(|_| BackendError::Failed("check: a reply is missing".into()))?;
         self.checked_row(tab, r, expect, length, data).await
@@ -371,6 +387,11 @@ impl SocketBackend {
             .unloaded_and_checked(prepared, &[tab], (tab, r, expect))
             .await?;
         unpinned(&data)?;
+        // The plan read the row as text, tags and note alone, so its audit entry kept the item
+        // only (`mcp::write::record::kept`): a row that gained a format since is refused.
+        if expect.bare && !is_bare(&data) {
+            return Err(BackendError::Conflict);
+        }
         wait_ready(ready).await?;
         let body = |then: Vec<Call>| async move {
             self.remove_alone(tab, r, "remove").await?;
