@@ -186,4 +186,6 @@ plant bare-delete-removes-richer-row 1 src/backend/socket/backend/write.rs 's/if
     -- "${host[@]}" "${t[@]}" --lib a_delete_planned_on_a_bare_row
 plant guessed-check-leaves-made-tab 1 src/backend/socket/backend/write.rs 's/                self\.unmake\(&\[tab\]\)\.await\?;//' \
     -- "${host[@]}" "${t[@]}" --lib a_delete_planned_on_a_bare_row
+plant guessed-add-leaves-made-tab 1 src/backend/socket/backend/group.rs 's/return Ok\(\(self\.unmake\(&missing\)\.await\?, None\)\);/return Ok((all, None));/' \
+    -- "${host[@]}" "${t[@]}" --lib an_add_to_a_tab_listed_last_time
 exit $bad

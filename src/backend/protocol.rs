@@ -18,7 +18,7 @@
 //!    makes it before the write is even planned, with the write's locks held until the write
 //!    is made (`Backend::prepare_write`: the plan's read loads the tab once; otherwise in one
 //!    batch with the check); a group of inserts, in one batch with its room checks (see
-//!    `socket/backend/group.rs`). Neither step changes an item, and nothing changes before the
+//!    `socket/backend/group.rs`), and the tab list with them when every tab was listed last time. Neither step changes an item, and nothing changes before the
 //!    write's audit entries are on disk.
 //! 3. `zero-delays`: if a tab is pinned, read the [`SAVE_DELAYS`] options and set them to 0, so the
 //!    change itself schedules an immediate save.

@@ -884,7 +884,8 @@ pub(crate) mod tests {
             ("mcp/a", "a2", 200),
         ];
         let (got, trips, json) = one_group(&writes, "refused").await;
-        assert_eq!(trips, 3);
+        // Two: the seed's verify listed `mcp/a`, so its tab list goes with the unload.
+        assert_eq!(trips, 2);
         assert!(
             matches!(
                 got[..],
@@ -1150,6 +1151,59 @@ pub(crate) mod tests {
             "{got:?}"
         );
         assert_eq!(m().to_json().to_string(), r#"{"tabs":[]}"#);
+        server.abort();
+    }
+
+    /// An add to a tab CopyQ listed last time is two round trips: the tab list goes in the
+    /// batch of the group's unload and lengths (three before: the tab list alone first). A tab
+    /// the owner removed since, which that batch makes again in CopyQ before 17.0, is removed
+    /// again: an add whose audit entry then cannot be recorded leaves no tab behind, and one
+    /// that goes ahead makes the tab with its item, as an add into a missing tab does.
+    #[tokio::test]
+    async fn an_add_to_a_tab_listed_last_time_is_two_round_trips() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (backend, server, layout, model) = started(&dir).await;
+        layout.expect("probe");
+        let m = || model.lock().unwrap_or_else(PoisonError::into_inner);
+        m().make_named_tabs();
+        let item = |t: &str| Item {
+            text: t.into(),
+            ..Item::default()
+        };
+        backend
+            .insert("mcp/a", &item("a0"), 200)
+            .await
+            .expect("insert");
+        let before = backend.round_trips();
+        let landed = backend
+            .insert("mcp/a", &item("a1"), 200)
+            .await
+            .expect("insert");
+        assert_eq!(landed.row, 0);
+        assert_eq!(backend.round_trips() - before, 2);
+        m().remove_tab("mcp/a");
+        let refused = item("refused");
+        let got = backend
+            .insert_many(&[("mcp/a", &refused, 200)], Box::pin(async { false }))
+            .await;
+        assert!(got.is_err(), "{got:?}");
+        assert_eq!(m().to_json().to_string(), r#"{"tabs":[]}"#);
+        // The owner makes the tab again; a read lists it; the owner removes it; an add.
+        m().add_text("mcp/a", "a0");
+        backend
+            .read(&list_of("mcp/a", 1))
+            .await
+            .expect("the tab listed again");
+        m().remove_tab("mcp/a");
+        let landed = backend
+            .insert("mcp/a", &item("x"), 200)
+            .await
+            .expect("insert");
+        assert_eq!(landed.row, 0);
+        assert_eq!(
+            m().to_json().to_string(),
+            r#"{"tabs":[{"items":["x"],"name":"mcp/a"}]}"#
+        );
         server.abort();
     }
 }

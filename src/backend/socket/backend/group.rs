@@ -37,6 +37,31 @@ type Answers<'a> = (
     Vec<&'a str>,
 );
 
+/// What a group's first batch found when it went with the tab list
+/// ([`SocketBackend::listed_for`]): each tab's rows, and the tabs CopyQ answered it unloaded.
+struct Early {
+    lengths: Vec<(String, usize)>,
+    unloaded: Vec<String>,
+}
+
+impl Early {
+    /// The rows of each of `tabs` (every one was listed, so none is created), and whether one
+    /// is pinned, as [`SocketBackend::unload_and_lengths`] gives them.
+    fn apply(self, tabs: &mut [Tab<'_>]) -> Result<bool, BackendError> {
+        for tab in tabs.iter_mut() {
+            let rows = self
+                .lengths
+                .iter()
+                .find(|(name, _)| name == tab.name)
+                .map(|(_, n)| *n)
+                .ok_or_else(|| BackendError::Failed("check: a length is missing".into()))?;
+            tab.rows = Some(rows);
+        }
+        let names: Vec<&str> = tabs.iter().map(|t| t.name).collect();
+        Ok(pinned(&names, &self.unloaded))
+    }
+}
+
 fn no_answer() -> Result<usize, BackendError> {
     Err(BackendError::Failed("insert: a reply is missing".into()))
 }
@@ -83,7 +108,7 @@ impl SocketBackend {
     ) -> Result<Vec<Result<Landed, BackendError>>, BackendError> {
         let started = std::time::Instant::now();
         self.settle_owed().await?;
-        let all = self.tabs().await?;
+        let (all, early) = self.listed_for(&writes).await?;
         let mut refused: Vec<Option<BackendError>> = writes
             .iter()
             .map(|w| match clashes {
@@ -104,7 +129,10 @@ impl SocketBackend {
                 });
             }
         }
-        let pinned = self.unload_and_lengths(&mut tabs).await?;
+        let pinned = match early {
+            Some(early) => early.apply(&mut tabs)?,
+            None => self.unload_and_lengths(&mut tabs).await?,
+        };
         // Nothing has changed so far (an unload only saves); nothing changes before `ready`.
         wait_ready(ready).await?;
         // write protocol: zero-delays
@@ -275,6 +303,16 @@ impl SocketBackend {
                         n.ok().and_then(|n| usize::try_from(n).ok())
                     });
                     lengths[at] = length.or(lengths[at]);
+                    // The last verify's tab list is the newest: the next write to these tabs
+                    // asks its tab list with its first batch ([`Self::listed_for`]).
+                    if k + 1 == sent.len() {
+                        let listed = replies.get(1).and_then(|l| {
+                            slots::expect_string_list(&slots::tabs(), l.clone()).ok()
+                        });
+                        if let Some(listed) = listed {
+                            self.saw_tabs(&listed);
+                        }
+                    }
                     self.checked_insert(tab.name, replies, item, (before, now))
                         .await
                 }
@@ -293,6 +331,55 @@ impl SocketBackend {
             .map(|a| a.unwrap_or_else(no_answer))
             .collect();
         (answers, saved, after_names)
+    }
+
+    /// The tab list for a group, and when every tab the group writes to was in the last tab list
+    /// CopyQ gave (`seen`), the unload of them all and their lengths, asked in the same batch as
+    /// the tab list: one round trip where there were two, as a read's ([`Self::read_guessed`]).
+    /// Used when the tab list it brings still lists each; otherwise a tab the owner removed
+    /// since was named by that batch, which CopyQ before 17.0 answers by making it again, empty:
+    /// [`Self::unmake`] removes it, and the group goes on from the tab list after it (creating
+    /// the tab with its insert, as an add into a missing tab does).
+    async fn listed_for(
+        &self,
+        writes: &[Write<'_>],
+    ) -> Result<(Vec<String>, Option<Early>), BackendError> {
+        let mut names: Vec<&str> = Vec::new();
+        for w in writes {
+            if !names.contains(&w.tab) {
+                names.push(w.tab);
+            }
+        }
+        let seen = self.seen_tabs();
+        if names.is_empty() || !names.iter().all(|n| seen.iter().any(|s| s == n)) {
+            return Ok((self.tabs().await?, None));
+        }
+        let unload = slots::unload_tabs(&names);
+        // write protocol: unload
+        let mut calls = vec![slots::tabs(), unload.clone()];
+        // write protocol: check
+        calls.extend(names.iter().map(|t| slots::browser_length(t)));
+        let mut replies = self.call_many(calls).await?.into_iter();
+        let all =
+            slots::expect_string_list(&slots::tabs(), replies.next().unwrap_or(Value::Invalid))
+                .map_err(failed)?;
+        self.saw_tabs(&all);
+        let missing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !all.iter().any(|a| a == n))
+            .collect();
+        if !missing.is_empty() {
+            return Ok((self.unmake(&missing).await?, None));
+        }
+        let unloaded = slots::expect_string_list(&unload, replies.next().unwrap_or(Value::Invalid))
+            .map_err(failed)?;
+        let mut lengths = Vec::with_capacity(names.len());
+        for (name, reply) in names.iter().zip(replies) {
+            let n = slots::expect_int(&slots::browser_length(name), reply).map_err(failed)?;
+            lengths.push((name.to_string(), usize::try_from(n).unwrap_or(0)));
+        }
+        Ok((all, Some(Early { lengths, unloaded })))
     }
 
     /// The unload of every tab that exists, and their rows, in one batch; whether one stays
