@@ -75,9 +75,12 @@ pub const ITEM_MIMES: [&str; 3] = [
 
 /// Whether `whole` holds a format an [`Item`] does not carry.
 pub fn holds_more(whole: &Whole) -> bool {
-    whole
-        .iter()
-        .any(|(mime, _)| !ITEM_MIMES.contains(&mime.as_str()))
+    !item_formats_only(whole.iter().map(|(mime, _)| mime.as_str()))
+}
+
+/// Whether every one of a row's formats `mimes` is one an [`Item`] carries.
+pub fn item_formats_only<'a>(mut mimes: impl Iterator<Item = &'a str>) -> bool {
+    mimes.all(|mime| ITEM_MIMES.contains(&mime))
 }
 
 /// CopyQ stores tags as one comma-joined string; it drops empty parts and does not trim.

@@ -23,7 +23,7 @@ pub(crate) use cli::exe::resolve as cli_program;
 pub use cli::{CliBackend, CliConfig};
 pub use error::{BackendError, Made};
 pub(crate) use item::split_tags;
-pub use item::{ITEM_MIMES, Item, Whole, holds_more};
+pub use item::{Item, Whole, holds_more, item_formats_only};
 pub use memory::MemoryBackend;
 pub use socket::backend::{SocketBackend, SocketConfig};
 

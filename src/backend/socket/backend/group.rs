@@ -360,17 +360,9 @@ impl SocketBackend {
         // write protocol: check
         calls.extend(names.iter().map(|t| slots::browser_length(t)));
         let mut replies = self.call_many(calls).await?.into_iter();
-        let all =
-            slots::expect_string_list(&slots::tabs(), replies.next().unwrap_or(Value::Invalid))
-                .map_err(failed)?;
-        self.saw_tabs(&all);
-        let missing: Vec<&str> = names
-            .iter()
-            .copied()
-            .filter(|n| !all.iter().any(|a| a == n))
-            .collect();
-        if !missing.is_empty() {
-            return Ok((self.unmake(&missing).await?, None));
+        let (all, all_listed) = self.listed_before(replies.next(), &names).await?;
+        if !all_listed {
+            return Ok((all, None));
         }
         let unloaded = slots::expect_string_list(&unload, replies.next().unwrap_or(Value::Invalid))
             .map_err(failed)?;

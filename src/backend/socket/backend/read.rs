@@ -192,10 +192,11 @@ impl SocketBackend {
         calls.extend(unload.iter().cloned());
         calls.extend(batch(&guess, req));
         let mut replies = self.call_many(calls).await?.into_iter();
-        let all_tabs =
-            slots::expect_string_list(&slots::tabs(), replies.next().unwrap_or(Value::Invalid))
-                .map_err(failed)?;
-        self.saw_tabs(&all_tabs);
+        let named: Vec<&str> = guess.iter().map(String::as_str).collect();
+        let (all_tabs, all_listed) = self.listed_before(replies.next(), &named).await?;
+        if !all_listed {
+            return Ok(Guessed::Listed(all_tabs));
+        }
         let unloaded = match &unload {
             Some(call) => Some(
                 slots::expect_string_list(call, replies.next().unwrap_or(Value::Invalid))
@@ -212,15 +213,31 @@ impl SocketBackend {
                 unloaded,
             });
         }
-        let touched: Vec<&str> = guess
+        Ok(Guessed::Listed(all_tabs))
+    }
+
+    /// The tab list a batch asked first, before it named `named` (tabs the last tab list had,
+    /// see `seen`): noted as the newest, and whether it still lists every one of them. One it
+    /// does not list, the owner removed meanwhile, and the batch made again in CopyQ before
+    /// 17.0: [`Self::unmake`] removes it, and the tab list after that is the one returned.
+    /// Reads, a write's check and a group of inserts guess so.
+    pub(in crate::backend::socket) async fn listed_before(
+        &self,
+        reply: Option<Value>,
+        named: &[&str],
+    ) -> Result<(Vec<String>, bool), BackendError> {
+        let all = slots::expect_string_list(&slots::tabs(), reply.unwrap_or(Value::Invalid))
+            .map_err(failed)?;
+        self.saw_tabs(&all);
+        let touched: Vec<&str> = named
             .iter()
-            .filter(|g| !all_tabs.contains(g))
-            .map(String::as_str)
+            .copied()
+            .filter(|n| !all.iter().any(|a| a == n))
             .collect();
-        if touched.is_empty() {
-            return Ok(Guessed::Listed(all_tabs));
+        match touched.is_empty() {
+            true => Ok((all, true)),
+            false => Ok((self.unmake(&touched).await?, false)),
         }
-        Ok(Guessed::Listed(self.unmake(&touched).await?))
     }
 
     /// Remove each of `touched`, tabs a read's batch named that the tab list in that batch did

@@ -16,8 +16,7 @@ pub(super) fn into_map(reply: Option<Value>) -> Map {
 /// Whether a row's data (every format of it, as a read gets them) is text, tags and note alone:
 /// the row is its [`Item`] whole (see [`Item::bare`]).
 pub(super) fn is_bare(map: &Map) -> bool {
-    map.iter()
-        .all(|(mime, _)| crate::backend::ITEM_MIMES.contains(&mime.as_str()))
+    crate::backend::item_formats_only(map.iter().map(|(mime, _)| mime.as_str()))
 }
 
 /// A row as a read shows it: text, tags and note, and what else it holds. Taken by value: its

@@ -105,15 +105,8 @@ impl SocketBackend {
         calls.push(slots::browser_length(tab));
         calls.push(slots::browser_item_data(tab, row(r)));
         let mut replies = self.call_many(calls).await?.into_iter();
-        if guessed {
-            let all =
-                slots::expect_string_list(&slots::tabs(), replies.next().unwrap_or(Value::Invalid))
-                    .map_err(failed)?;
-            self.saw_tabs(&all);
-            if !all.iter().any(|t| t == tab) {
-                self.unmake(&[tab]).await?;
-                return Err(BackendError::NoSuchTab);
-            }
+        if guessed && !self.listed_before(replies.next(), &[tab]).await?.1 {
+            return Err(BackendError::NoSuchTab);
         }
         let [length, data]: [Value; 2] = replies
             .collect::<Vec<_>>()
